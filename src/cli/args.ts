@@ -1,0 +1,61 @@
+import type { ArgsDef } from 'citty'
+import { flagName, options, type OptionKey, type OptionSpec } from '../config/options.js'
+
+/** `--max-emails` -> `max-emails`; the name citty knows a flag by. */
+const argName = (key: string) => flagName(key).slice(2)
+
+function describe(spec: OptionSpec): string {
+  const shown = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default)
+  const parts = [spec.description]
+  if (shown !== '' && spec.default !== false) parts.push(`default ${shown}`)
+  if (spec.env) parts.push(`env ${spec.env}`)
+  return parts.join('; ')
+}
+
+/** citty argument definitions for every option, without defaults so that unset flags stay undefined. */
+export function optionArgs(): ArgsDef {
+  const args: ArgsDef = {}
+  for (const [key, spec] of Object.entries(options) as Array<[OptionKey, OptionSpec]>) {
+    args[argName(key)] = {
+      type: spec.type === 'boolean' ? 'boolean' : 'string',
+      description: describe(spec),
+      ...(spec.alias ? { alias: spec.alias } : {}),
+      ...(spec.type === 'port' || spec.type === 'count' ? { valueHint: 'number' } : {}),
+      ...(spec.type === 'file' ? { valueHint: 'file' } : {}),
+    }
+  }
+  return args
+}
+
+/** Picks the option values a user gave on the command line out of citty's parse. */
+export function flagValues(parsed: Record<string, unknown>): Record<string, unknown> {
+  const values: Record<string, unknown> = {}
+  for (const key of Object.keys(options)) {
+    const value = parsed[argName(key)]
+    if (value !== undefined) values[key] = value
+  }
+  return values
+}
+
+/**
+ * Flags that are neither an option nor one of `known`; citty accepts anything,
+ * svc refuses what it does not know.
+ */
+export function unknownFlags(rawArgs: string[], defs: ArgsDef): string[] {
+  const known = new Set<string>()
+  for (const [name, def] of Object.entries(defs)) {
+    known.add(name)
+    if (def.type === 'boolean') known.add(`no-${name}`)
+    const alias = 'alias' in def ? def.alias : undefined
+    for (const a of [alias ?? []].flat()) known.add(a)
+  }
+  const unknown: string[] = []
+  for (const arg of rawArgs) {
+    if (arg === '--') break
+    if (!arg.startsWith('-') || /^-\d/.test(arg)) continue
+    const name = arg.replace(/^-+/, '').split('=')[0]!
+    const names = arg.startsWith('--') ? [name] : [...name] // -vs is -v -s
+    for (const n of names) if (!known.has(n)) unknown.push(arg)
+  }
+  return [...new Set(unknown)]
+}

@@ -1,0 +1,138 @@
+import { readFileSync } from 'node:fs'
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer as createHttpsServer } from 'node:https'
+import type { AddressInfo } from 'node:net'
+import type { ConsolaInstance } from 'consola'
+import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
+import type { SvcConfig } from './config/resolve.js'
+
+/** Why a guard turned a request away. */
+export interface GuardRejection {
+  status: number
+  error: string
+  headers?: Record<string, string>
+}
+
+/**
+ * Runs before every web request: routes, the inbox, Socket.IO and MCP alike.
+ * `path` is the request path with the base pathname taken off.
+ */
+export type RequestGuard = (req: IncomingMessage, path: string) => GuardRejection | undefined
+
+/**
+ * The web server every web plugin mounts on. Routes on `app` are relative to
+ * the base pathname; the shell strips it before h3 sees the request.
+ */
+export interface HttpShell {
+  /** Register routes here, without the base pathname. */
+  readonly app: H3
+  /** The Node server, for plugins that attach to it directly (Socket.IO). */
+  readonly server: Server
+  /** '' or '/prefix'. */
+  readonly basePathname: string
+  /** The inbox URL, with the base pathname, once listening. */
+  readonly url: string
+  readonly port: number
+  /** Adds a check that runs before every web request. */
+  guard(guard: RequestGuard): void
+  /** Runs the guards, for plugins that take requests outside h3 (Socket.IO). */
+  check(req: IncomingMessage): GuardRejection | undefined
+  listen(): Promise<number>
+  close(): Promise<void>
+}
+
+export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): HttpShell {
+  const base = config.basePathname
+  const guards: RequestGuard[] = []
+
+  const app = new H3({
+    onError(error, event) {
+      const status = error.status ?? 500
+      if (status >= 500 && !(error instanceof HTTPError && error.unhandled === false)) {
+        logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)
+      }
+      const message = status >= 500 && error.unhandled ? 'Internal server error' : error.message
+      return Response.json({ error: message }, { status, headers: error.headers })
+    },
+  })
+  // Cross-origin callers (a test runner on another port) may use every route.
+  app.use((event) => {
+    const preflight = handleCors(event, { origin: '*', methods: '*', allowHeaders: '*', exposeHeaders: '*' })
+    if (preflight) return preflight
+  })
+
+  const toH3 = toNodeHandler(app)
+
+  /** The path below the base pathname, or undefined when the request is outside it. */
+  const stripBase = (url: string): string | undefined => {
+    if (!base) return url
+    if (url === base || url.startsWith(`${base}?`)) return `/${url.slice(base.length)}`
+    return url.startsWith(`${base}/`) ? url.slice(base.length) : undefined
+  }
+
+  const check = (req: IncomingMessage): GuardRejection | undefined => {
+    const path = (stripBase(req.url ?? '/') ?? '/').split('?')[0]!
+    for (const guard of guards) {
+      const rejection = guard(req, path)
+      if (rejection) return rejection
+    }
+    return undefined
+  }
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    const path = stripBase(req.url ?? '/')
+    const rejection = path === undefined ? { status: 404, error: `Not found: ${req.url}` } : check(req)
+    if (rejection) {
+      res.writeHead(rejection.status, {
+        'content-type': 'application/json',
+        'access-control-allow-origin': '*',
+        ...rejection.headers,
+      })
+      res.end(JSON.stringify({ error: rejection.error }))
+      return
+    }
+    req.url = path
+    void toH3(req, res)
+  }
+
+  const server =
+    config.https && config.httpsKey
+      ? createHttpsServer({ key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
+      : createHttpServer(handle)
+
+  const port = () => (server.address() as AddressInfo | null)?.port ?? 0
+  const host = config.webIp === '0.0.0.0' || config.webIp === '::' ? 'localhost' : config.webIp
+
+  return {
+    app,
+    server,
+    basePathname: base,
+    get port() {
+      return port()
+    },
+    get url() {
+      return `${config.https ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port()}${base}`
+    },
+    guard: (guard) => {
+      guards.push(guard)
+    },
+    check,
+    listen: () =>
+      new Promise((resolve, reject) => {
+        const fail = (error: NodeJS.ErrnoException) => {
+          reject(error.code === 'EADDRINUSE' ? new Error(`Web port ${config.web} is already in use`) : error)
+        }
+        server.once('error', fail)
+        server.listen(config.web, config.webIp, () => {
+          server.off('error', fail)
+          resolve(port())
+        })
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        if (!server.listening) return resolve()
+        server.close(() => resolve())
+        server.closeAllConnections()
+      }),
+  }
+}

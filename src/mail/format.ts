@@ -1,0 +1,32 @@
+import type { Email, EmailSummary } from '../types.js'
+
+const PREVIEW_LENGTH = 200
+
+/** Bytes for people: `512 B`, `1.45 KB`, `3.20 MB`. */
+export function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(2)} KB`
+  return `${(bytes / 1024 / 1024).toFixed(2)} MB`
+}
+
+export function toSummary(email: Email): EmailSummary {
+  return {
+    id: email.id,
+    time: email.time,
+    read: email.read,
+    subject: email.subject,
+    size: email.size,
+    sizeHuman: email.sizeHuman,
+    from: email.from,
+    to: email.to,
+    attachmentCount: email.attachments.length,
+    preview: email.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_LENGTH),
+  }
+}
+
+/** What `search` matches against: subject, participants and body, lower-cased once. */
+export function toSearchText(email: Email): string {
+  const people = [...email.from, ...email.to, ...email.cc].map((a) => `${a.name ?? ''} ${a.address}`).join(' ')
+  const body = email.text || email.html.replace(/<[^>]*>/g, ' ')
+  return `${email.subject}\n${people}\n${body}`.toLowerCase()
+}

@@ -1,0 +1,220 @@
+import { EventEmitter } from 'node:events'
+import { readFileSync } from 'node:fs'
+import type { AddressInfo } from 'node:net'
+import { Readable } from 'node:stream'
+import type { ConsolaInstance } from 'consola'
+import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
+import type { SvcConfig } from './config/resolve.js'
+import type { SvcHookable } from './hooks.js'
+import { parseEmail, readAttachment } from './mail/parse.js'
+import type { SvcServices } from './plugin.js'
+import type { MailStore } from './store.js'
+import type { Email, Envelope } from './types.js'
+
+/** Events of the programmatic interface. */
+export interface SmtpIntakeEvents {
+  new: [email: Email]
+  delete: [event: { id: string }]
+  error: [error: Error]
+  close: []
+}
+
+/** An SMTP error reply: smtp-server sends `responseCode` and the message. */
+export class SmtpReplyError extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** Idle clients are dropped after this long; a stuck client never holds a slot for ever. */
+const SOCKET_TIMEOUT_MS = 60_000
+/** How long `close()` lets in-flight transactions finish before cutting them. */
+const CLOSE_GRACE_MS = 4_000
+
+/**
+ * The SMTP intake and the programmatic interface of spec.md: the object
+ * `start()` resolves as `smtp`.
+ */
+export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
+  readonly server: SMTPServer
+  /** Sessions between MAIL FROM and the end of their DATA reply. */
+  private readonly busy = new Set<string>()
+
+  constructor(
+    private readonly config: SvcConfig,
+    private readonly store: MailStore,
+    private readonly hooks: SvcHookable,
+    private readonly services: SvcServices,
+    private readonly logger: ConsolaInstance,
+  ) {
+    super()
+    this.server = new SMTPServer(this.serverOptions())
+    this.server.on('error', (error) => {
+      // Client-side failures (bad TLS, resets) land here; they are no reason to stop.
+      this.logger.debug(`SMTP: ${error.message}`)
+      if (this.listenerCount('error') > 0) this.emit('error', error)
+    })
+    hooks.hook('mail:deleted', (event) => {
+      this.emit('delete', event)
+    })
+  }
+
+  /** The port SMTP listens on, once listening. */
+  get port(): number {
+    return (this.server.server.address() as AddressInfo | null)?.port ?? 0
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      const fail = (error: NodeJS.ErrnoException) => {
+        reject(error.code === 'EADDRINUSE' ? new Error(`SMTP port ${this.config.smtp} is already in use`) : error)
+      }
+      this.server.server.once('error', fail)
+      this.server.listen(this.config.smtp, this.config.ip, () => {
+        this.server.server.off('error', fail)
+        resolve(this.port)
+      })
+    })
+  }
+
+  /** Stops accepting, lets transactions in flight finish, drops idle clients. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => {
+        this.emit('close')
+        resolve()
+      })
+      const connections = (this.server as unknown as { connections: Set<{ session?: SMTPServerSession; close(): void }> })
+        .connections
+      for (const connection of connections) {
+        if (!connection.session || !this.busy.has(connection.session.id)) connection.close()
+      }
+    })
+  }
+
+  async getAllEmails(): Promise<Email[]> {
+    const all: Email[] = []
+    for await (const email of this.store.emails()) all.push(email)
+    return all
+  }
+
+  getEmail(id: string): Promise<Email | undefined> {
+    return this.store.get(id)
+  }
+
+  async getRawEmail(id: string): Promise<Readable> {
+    const raw = await this.store.raw(id)
+    if (!raw) throw new Error(`No email with id ${id}`)
+    return Readable.from([raw])
+  }
+
+  async deleteEmail(id: string): Promise<boolean> {
+    return this.store.remove(id)
+  }
+
+  async deleteAllEmails(): Promise<boolean> {
+    await this.store.removeAll()
+    return true
+  }
+
+  /** `filename` is an attachment's generatedFileName or filename. */
+  async getEmailAttachment(id: string, filename: string): Promise<{ contentType: string; stream: Readable }> {
+    const email = await this.store.get(id)
+    const raw = await this.store.raw(id)
+    if (!email || !raw) throw new Error(`No email with id ${id}`)
+    const found = await readAttachment(raw, filename)
+    if (!found) throw new Error(`Email ${id} has no attachment named ${filename}`)
+    return { contentType: found.contentType, stream: Readable.from([found.content]) }
+  }
+
+  /** Relays a stored email to its own recipients through the configured outgoing server. */
+  async relayEmail(idOrEmail: string | Email, recipients?: string[]): Promise<void> {
+    const relay = this.services.relay
+    if (!relay) throw new Error('Relay is not configured: set --outgoing-host')
+    const email = typeof idOrEmail === 'string' ? await this.store.get(idOrEmail) : idOrEmail
+    if (!email) throw new Error(`No email with id ${String(idOrEmail)}`)
+    await relay(email, recipients)
+  }
+
+  async markAllRead(): Promise<number> {
+    return this.store.markAllRead()
+  }
+
+  private serverOptions(): SMTPServerOptions {
+    const { config } = this
+    const hidden = new Set(config.hideExtensions)
+    const hasCert = Boolean(config.incomingCert && config.incomingKey)
+    return {
+      secure: config.incomingSecure,
+      ...(hasCert ? { key: readFileSync(config.incomingKey), cert: readFileSync(config.incomingCert) } : {}),
+      hideSTARTTLS: !hasCert || config.incomingSecure || hidden.has('STARTTLS'),
+      hidePIPELINING: hidden.has('PIPELINING'),
+      hide8BITMIME: hidden.has('8BITMIME'),
+      hideSMTPUTF8: hidden.has('SMTPUTF8'),
+      size: config.maxMessageSize || undefined,
+      authOptional: !config.incomingUser,
+      authMethods: ['PLAIN', 'LOGIN'],
+      disabledCommands: config.incomingUser ? [] : ['AUTH'],
+      allowInsecureAuth: true,
+      disableReverseLookup: true,
+      socketTimeout: SOCKET_TIMEOUT_MS,
+      closeTimeout: CLOSE_GRACE_MS,
+      logger: false,
+      banner: 'svc',
+      onAuth: (auth, _session, callback) => {
+        if (auth.username === config.incomingUser && auth.password === config.incomingPass) {
+          callback(null, { user: auth.username })
+        } else {
+          callback(new SmtpReplyError(535, 'Authentication failed'))
+        }
+      },
+      onMailFrom: (_address, session, callback) => {
+        this.busy.add(session.id)
+        callback()
+      },
+      onData: (stream, session, callback) => {
+        this.receive(stream, session)
+          .then(() => callback())
+          .catch((error: Error) => callback(error))
+          .finally(() => this.busy.delete(session.id))
+      },
+      onClose: (session) => {
+        this.busy.delete(session.id)
+      },
+    }
+  }
+
+  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<void> {
+    const chunks: Buffer[] = []
+    for await (const chunk of stream) chunks.push(chunk as Buffer)
+    if (stream.sizeExceeded) {
+      throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
+    }
+    const raw = Buffer.concat(chunks)
+    const email = await parseEmail({ raw, envelope: envelopeOf(session) })
+    this.store.add(email, raw)
+    try {
+      await this.hooks.callHook('mail:received', email)
+    } catch (error) {
+      // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
+      await this.store.remove(email.id)
+      this.logger.error(`Could not accept message: ${(error as Error).message}`)
+      throw new SmtpReplyError(451, 'Could not store the message, try again later')
+    }
+    // The client has its 250 before listeners of `new` run.
+    setImmediate(() => this.emit('new', email))
+  }
+}
+
+function envelopeOf(session: SMTPServerSession): Envelope {
+  const { mailFrom, rcptTo } = session.envelope
+  return {
+    from: { address: mailFrom ? mailFrom.address : '' },
+    to: rcptTo.map((rcpt) => ({ address: rcpt.address })),
+    host: session.hostNameAppearsAs ?? '',
+    remoteAddress: session.remoteAddress,
+  }
+}

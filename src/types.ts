@@ -1,0 +1,83 @@
+/** The records svc serves, as spec.md section 2 defines them. */
+
+export interface Address {
+  address: string
+  /** Display name; may be absent in envelope entries. */
+  name?: string
+}
+
+export interface Attachment {
+  filename: string
+  generatedFileName: string
+  contentType: string
+  contentDisposition: string
+  contentId: string
+  /** Decoded size in bytes. */
+  size: number
+}
+
+export interface Envelope {
+  from: { address: string }
+  to: Array<{ address: string }>
+  /** The client's EHLO/HELO name. */
+  host: string
+  /** The client's network address. */
+  remoteAddress: string
+}
+
+/** The full record of one caught message. */
+export interface Email {
+  id: string
+  /** Time of receipt, ISO 8601. */
+  time: string
+  read: boolean
+  subject: string
+  from: Address[]
+  to: Address[]
+  cc: Address[]
+  /** The message's own Date header, ISO 8601 (time of receipt when absent). */
+  date: string
+  text: string
+  html: string
+  /** Lower-case header name to its string value. */
+  headers: Record<string, string>
+  priority: 'high' | 'normal' | 'low'
+  attachments: Attachment[]
+  envelope: Envelope
+  /** Raw message size in bytes. */
+  size: number
+  /** `size` for people, like `1.45 KB`. */
+  sizeHuman: string
+}
+
+/** The bounded projection of an Email used by listings and live events. */
+export interface EmailSummary {
+  id: string
+  time: string
+  read: boolean
+  subject: string
+  size: number
+  sizeHuman: string
+  from: Address[]
+  to: Address[]
+  attachmentCount: number
+  /** The start of the plain-text body. */
+  preview: string
+}
+
+export interface SummaryPage {
+  items: EmailSummary[]
+  /** Emails matching `search` (and `unread`). */
+  total: number
+  /** All stored emails. */
+  storeTotal: number
+  /** All unread stored emails. */
+  unread: number
+  skip: number
+  limit: number
+}
+
+export interface BulkDeleteResult {
+  deleted: string[]
+  notFound: string[]
+}

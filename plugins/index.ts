@@ -1,4 +1,15 @@
 import type { SvcPlugin } from '../src/plugin.js'
+import api from './api/index.js'
+import auth from './auth/index.js'
+import eviction from './eviction/index.js'
+import mcp from './mcp/index.js'
+import persistence from './persistence/index.js'
+import relay from './relay/index.js'
+import socketio from './socketio/index.js'
+import web from './web/index.js'
 
-/** The built-in plugins, in set-up order. */
-export const builtinPlugins: SvcPlugin[] = []
+/**
+ * The built-in plugins, in set-up order: auth guards every web route before
+ * any is served; persistence writes a message before eviction may drop one.
+ */
+export const builtinPlugins: SvcPlugin[] = [auth, persistence, eviction, relay, api, socketio, mcp, web]

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
@@ -100,6 +100,16 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
       ? createHttpsServer({ key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
       : createHttpServer(handle)
 
+  // Upgraded connections (Socket.IO's WebSocket) are no longer HTTP connections:
+  // closeAllConnections skips them, and server.close would wait for them forever.
+  const upgraded = new Set<Socket>()
+  server.on('upgrade', (_req, socket: Socket) => {
+    // Alone, this listener would leave an upgrade nobody answers hanging.
+    if (server.listenerCount('upgrade') === 1) return socket.destroy()
+    upgraded.add(socket)
+    socket.once('close', () => upgraded.delete(socket))
+  })
+
   const port = () => (server.address() as AddressInfo | null)?.port ?? 0
   const host = config.webIp === '0.0.0.0' || config.webIp === '::' ? 'localhost' : config.webIp
 
@@ -133,6 +143,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
         if (!server.listening) return resolve()
         server.close(() => resolve())
         server.closeAllConnections()
+        for (const socket of upgraded) socket.destroy()
       }),
   }
 }

@@ -1,7 +1,48 @@
+import { Server } from 'socket.io'
 import { definePlugin } from '../../src/plugin.js'
+import type { EmailSummary } from '../../src/types.js'
 
-// Placeholder until the socketio plugin lands.
+/** What live clients receive, per spec.md section 6. */
+export interface SocketEvents {
+  newMail: (summary: EmailSummary) => void
+  deleteMail: (event: { id: string }) => void
+}
+
+/**
+ * Live events at `<base_pathname>/socket.io`: `newMail` with the summary of
+ * every arriving message, `deleteMail` with `{ id }` for every removal,
+ * whatever its cause (the store has one removal path that fires `mail:deleted`).
+ */
 export default definePlugin({
   name: 'socketio',
-  setup() {},
+  enabled: (config) => !config.disableWeb,
+  setup({ http, hooks, store }) {
+    const io = new Server<Record<string, never>, SocketEvents>(http.server, {
+      path: `${http.basePathname}/socket.io`,
+      // The inbox page loads the client from here: no CDN, no build step.
+      serveClient: true,
+      cors: { origin: '*' },
+      // The same guards as every other web route (basic auth, API key).
+      allowRequest: (req, callback) => {
+        const rejection = http.check(req)
+        callback(rejection ? rejection.error : null, !rejection)
+      },
+    })
+
+    const unhooks = [
+      hooks.hook('mail:received', (email) => {
+        const summary = store.summary(email.id)
+        if (summary) io.emit('newMail', summary)
+      }),
+      hooks.hook('mail:deleted', ({ id }) => {
+        io.emit('deleteMail', { id })
+      }),
+    ]
+
+    return () => {
+      for (const unhook of unhooks) unhook()
+      io.disconnectSockets(true)
+      return new Promise<void>((resolve) => io.close(() => resolve()))
+    }
+  },
 })

@@ -1,0 +1,170 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { io, type Socket, type SocketOptions, type ManagerOptions } from 'socket.io-client'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+const SUMMARY_KEYS = ['attachmentCount', 'from', 'id', 'preview', 'read', 'sizeHuman', 'size', 'subject', 'time', 'to'].sort()
+
+const sockets: Socket[] = []
+afterEach(() => {
+  for (const socket of sockets.splice(0)) socket.close()
+})
+
+/** Connects to svc's Socket.IO endpoint the way a browser under `baseUrl` would. */
+function connect(baseUrl: string, options: Partial<ManagerOptions & SocketOptions> = {}): Socket {
+  const url = new URL(baseUrl)
+  const socket = io(url.origin, { path: `${url.pathname.replace(/\/$/, '')}/socket.io`, reconnection: false, ...options })
+  sockets.push(socket)
+  return socket
+}
+
+function connected(socket: Socket): Promise<void> {
+  return new Promise((resolve, reject) => {
+    socket.once('connect', () => resolve())
+    socket.once('connect_error', reject)
+  })
+}
+
+/** Collects every payload of `event` from now on. */
+function record<T>(socket: Socket, event: string): T[] {
+  const seen: T[] = []
+  socket.on(event, (payload: T) => seen.push(payload))
+  return seen
+}
+
+/** Resolves once `list` holds `count` items. */
+async function until<T>(list: T[], count: number): Promise<T[]> {
+  await expect.poll(() => list.length).toBeGreaterThanOrEqual(count)
+  return list
+}
+
+describe('events', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t.stop())
+
+  it('sends newMail with exactly the summary of the arriving message', async () => {
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const received = record<Record<string, unknown>>(socket, 'newMail')
+    const { id } = await t.send({
+      subject: 'Live',
+      text: 'Body of the live message',
+      html: '<p>Body</p>',
+      attachments: [{ filename: 'a.txt', content: 'attached' }],
+    })
+    const [payload] = await until(received, 1)
+    expect(Object.keys(payload!).sort()).toEqual(SUMMARY_KEYS)
+    expect(payload).toEqual(t.svc.store.summary(id))
+    expect(payload).toMatchObject({ id, subject: 'Live', read: false, attachmentCount: 1, preview: 'Body of the live message' })
+    expect(payload!.from).toEqual([{ address: 'sender@example.com', name: 'Sender' }])
+  })
+
+  it('sends deleteMail with exactly { id } for a single delete', async () => {
+    const { id } = await t.send({ subject: 'One' })
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const deleted = record<unknown>(socket, 'deleteMail')
+    expect((await t.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
+    expect(await until(deleted, 1)).toEqual([{ id }])
+  })
+
+  it('sends deleteMail for each id of a bulk delete', async () => {
+    const a = await t.send({ subject: 'Bulk A' })
+    const b = await t.send({ subject: 'Bulk B' })
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const deleted = record<unknown>(socket, 'deleteMail')
+    const response = await t.api('/api/email/delete', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ ids: [a.id, 'no-such-id', b.id] }),
+    })
+    expect(response.status).toBe(200)
+    expect(await until(deleted, 2)).toEqual([{ id: a.id }, { id: b.id }])
+  })
+
+  it('sends deleteMail for every message on delete-all', async () => {
+    await t.svc.store.removeAll()
+    const ids = [(await t.send({ subject: 'All 1' })).id, (await t.send({ subject: 'All 2' })).id]
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const deleted = record<unknown>(socket, 'deleteMail')
+    expect((await t.api('/api/email/all', { method: 'DELETE' })).status).toBe(200)
+    expect(await until(deleted, 2)).toEqual(ids.map((id) => ({ id })))
+  })
+
+  it('serves the browser client itself', async () => {
+    const response = await t.api('/socket.io/socket.io.esm.min.js')
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toMatch(/javascript/)
+  })
+
+  it('lets svc stop while a client is connected', async () => {
+    const other = await startSvc()
+    const socket = connect(other.baseUrl, { transports: ['websocket'] })
+    await connected(socket)
+    await other.stop()
+    await expect.poll(() => socket.connected).toBe(false)
+  })
+})
+
+describe('with eviction', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ maxEmails: 1 })
+  })
+  afterAll(() => t.stop())
+
+  it('sends deleteMail for an evicted message', async () => {
+    const first = await t.send({ subject: 'Oldest' })
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const deleted = record<unknown>(socket, 'deleteMail')
+    await t.send({ subject: 'Newest' })
+    expect(await until(deleted, 1)).toEqual([{ id: first.id }])
+  })
+})
+
+describe('under a base pathname', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ basePathname: '/mail' })
+  })
+  afterAll(() => t.stop())
+
+  it('serves events at <base_pathname>/socket.io only', async () => {
+    expect(t.baseUrl).toMatch(/\/mail$/)
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const received = record<{ id: string }>(socket, 'newMail')
+    const { id } = await t.send({ subject: 'Based' })
+    expect((await until(received, 1))[0]!.id).toBe(id)
+
+    const outside = connect(new URL(t.baseUrl).origin)
+    await expect(connected(outside)).rejects.toThrow()
+  })
+})
+
+describe('with basic authentication', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ webUser: 'ann', webPass: 's3cret' })
+  })
+  afterAll(() => t.stop())
+
+  it('refuses a connection without credentials', async () => {
+    await expect(connected(connect(t.baseUrl))).rejects.toThrow()
+    await expect(connected(connect(t.baseUrl, { extraHeaders: { Authorization: 'Basic d3Jvbmc6d3Jvbmc=' } }))).rejects.toThrow()
+  })
+
+  it('accepts a connection with credentials and delivers events', async () => {
+    const authorization = `Basic ${Buffer.from('ann:s3cret').toString('base64')}`
+    const socket = connect(t.baseUrl, { extraHeaders: { Authorization: authorization } })
+    await connected(socket)
+    const received = record<{ id: string }>(socket, 'newMail')
+    const { id } = await t.send({ subject: 'Guarded' })
+    expect((await until(received, 1))[0]!.id).toBe(id)
+  })
+})

@@ -31,7 +31,7 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
     text: parsed.text ?? '',
     html: typeof parsed.html === 'string' ? parsed.html : '',
     headers: headerStrings(parsed),
-    priority: parsed.priority ?? 'normal',
+    priority: priorityOf(parsed),
     attachments: toAttachments(parsed),
     envelope,
     size: raw.length,
@@ -47,6 +47,12 @@ export async function readAttachment(raw: Buffer, filename: string): Promise<{ c
   if (index < 0) return undefined
   const found = parsed.attachments[index]!
   return { contentType: found.contentType, content: found.content }
+}
+
+/** mailparser reads X-Priority, X-MSMail-Priority, Importance and Priority into one header value. */
+function priorityOf(parsed: ParsedMail): Email['priority'] {
+  const value = parsed.headers.get('priority')
+  return value === 'high' || value === 'low' ? value : 'normal'
 }
 
 function validDate(date: Date | undefined): Date | undefined {

@@ -1,10 +1,14 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
+  // Examples and templates import the package by name, as users do.
+  resolve: { alias: [{ find: /^svc$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
   test: {
-    include: ['test/**/*.test.ts', 'plugins/**/*.test.ts'],
+    include: ['test/**/*.test.ts'],
+    globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
-    hookTimeout: 30_000,
+    hookTimeout: 60_000,
     // Suites start real servers on free ports; two workers match the 2-core machines.
     maxWorkers: 2,
   },

@@ -4,12 +4,21 @@ import { flagName, options, type OptionKey, type OptionSpec } from '../config/op
 /** `--max-emails` -> `max-emails`; the name citty knows a flag by. */
 const argName = (key: string) => flagName(key).slice(2)
 
-function describe(spec: OptionSpec): string {
+/** The default as a person would type it; '' and [] read "none". */
+export function shownDefault(spec: OptionSpec): string {
   const shown = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default)
-  const parts = [spec.description]
-  if (shown !== '' && spec.default !== false) parts.push(`default ${shown}`)
-  if (spec.env) parts.push(`env ${spec.env}`)
-  return parts.join('; ')
+  return shown === '' ? 'none' : shown
+}
+
+function describe(spec: OptionSpec): string {
+  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : [])].join('; ')
+}
+
+function valueHint(spec: OptionSpec): string | undefined {
+  if (spec.type === 'boolean') return undefined
+  if (spec.type === 'port' || spec.type === 'count') return 'number'
+  if (spec.type === 'file') return 'file'
+  return spec.hint ?? 'value'
 }
 
 /** citty argument definitions for every option, without defaults so that unset flags stay undefined. */
@@ -20,8 +29,7 @@ export function optionArgs(): ArgsDef {
       type: spec.type === 'boolean' ? 'boolean' : 'string',
       description: describe(spec),
       ...(spec.alias ? { alias: spec.alias } : {}),
-      ...(spec.type === 'port' || spec.type === 'count' ? { valueHint: 'number' } : {}),
-      ...(spec.type === 'file' ? { valueHint: 'file' } : {}),
+      valueHint: valueHint(spec),
     }
   }
   return args

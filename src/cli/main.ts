@@ -84,11 +84,11 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     return
   }
   const unknown = unknownFlags(ownArgs, argsDef)
-  const stray = parsed._
-  const problems = [
-    ...unknown.map((flag) => `unknown option ${flag} (see svc --help)`),
-    ...stray.map((word) => `unexpected argument "${word}" (see svc --help)`),
-  ]
+  // An unknown flag's value reads as a stray word: name the flag alone then.
+  const problems =
+    unknown.length > 0
+      ? unknown.map((flag) => `unknown option ${flag} (see svc --help)`)
+      : parsed._.map((word) => `unexpected argument "${word}" (see svc --help)`)
   try {
     if (problems.length > 0) throw new ConfigError(problems)
     await runCommand(command as CommandDef, { rawArgs: ownArgs })

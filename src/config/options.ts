@@ -31,6 +31,8 @@ export interface OptionSpec {
   secret?: boolean
   /** Accepted values of a `list`. */
   choices?: readonly string[]
+  /** What `--help` shows as the value, e.g. `<address>`. */
+  hint?: string
 }
 
 const MB = 1024 * 1024
@@ -38,10 +40,10 @@ const MB = 1024 * 1024
 export const options = {
   smtp: { type: 'port', default: 1025, env: 'SVC_SMTP_PORT', alias: 's', description: 'SMTP port' },
   web: { type: 'port', default: 1080, env: 'SVC_WEB_PORT', alias: 'w', description: 'Web inbox, REST API, Socket.IO and MCP port' },
-  ip: { type: 'string', default: '0.0.0.0', env: 'SVC_IP', description: 'SMTP bind address' },
-  webIp: { type: 'string', default: '0.0.0.0', env: 'SVC_WEB_IP', description: 'Web server bind address, independent of --ip' },
-  basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', description: 'Prefix for every web route, e.g. /mail' },
-  mailDirectory: { type: 'string', default: '', env: 'SVC_MAIL_DIRECTORY', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
+  ip: { type: 'string', default: '0.0.0.0', env: 'SVC_IP', hint: 'address', description: 'SMTP bind address' },
+  webIp: { type: 'string', default: '0.0.0.0', env: 'SVC_WEB_IP', hint: 'address', description: 'Web server bind address, independent of --ip' },
+  basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', hint: 'path', description: 'Prefix for every web route, e.g. /mail' },
+  mailDirectory: { type: 'string', default: '', env: 'SVC_MAIL_DIRECTORY', hint: 'dir', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
   maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
   maxMessageSize: { type: 'count', default: 50 * MB, env: 'SVC_MAX_MESSAGE_SIZE', description: 'Refuse larger messages (bytes); 0 disables the limit' },
   mcp: { type: 'boolean', default: false, env: 'SVC_MCP', description: 'Serve the MCP endpoint at <base-pathname>/mcp' },
@@ -55,10 +57,11 @@ export const options = {
     type: 'list',
     default: [],
     choices: ['STARTTLS', 'PIPELINING', '8BITMIME', 'SMTPUTF8'],
+    hint: 'list',
     description: 'SMTP extensions not to advertise, comma-separated',
   },
 
-  outgoingHost: { type: 'string', default: '', env: 'SVC_OUTGOING_HOST', description: 'SMTP server that relayed mail goes to' },
+  outgoingHost: { type: 'string', default: '', env: 'SVC_OUTGOING_HOST', hint: 'host', description: 'SMTP server that relayed mail goes to' },
   outgoingPort: { type: 'port', default: 0, env: 'SVC_OUTGOING_PORT', description: 'Port of the outgoing server; 0 means 465 when secure, else 25' },
   outgoingUser: { type: 'string', default: '', env: 'SVC_OUTGOING_USER', description: 'User for the outgoing server' },
   outgoingPass: { type: 'string', default: '', env: 'SVC_OUTGOING_PASS', secret: true, description: 'Password for the outgoing server' },
@@ -67,6 +70,7 @@ export const options = {
     type: 'flag-or-string',
     default: false,
     env: 'SVC_AUTO_RELAY',
+    hint: 'address',
     description: 'Relay every incoming message, to its recipients or to the address given',
   },
   autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for auto-relay' },

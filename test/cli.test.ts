@@ -1,0 +1,148 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+import { afterEach, describe, expect, it } from 'vitest'
+import { options } from '../src/config/options.js'
+import { flagName } from '../src/config/options.js'
+import { freePort, runCli, startCli } from './support/cli.js'
+import type { ChildProcess } from 'node:child_process'
+
+const folder = () => mkdtempSync(join(tmpdir(), 'svc-cli-'))
+const running: ChildProcess[] = []
+afterEach(() => {
+  for (const child of running.splice(0)) child.kill('SIGKILL')
+})
+
+async function start(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const started = await startCli(args, opts)
+  running.push(started.child)
+  return started
+}
+
+async function sendMail(port: number, subject: string) {
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, ignoreTLS: true })
+  await transport.sendMail({ from: 'a@example.com', to: 'b@example.com', subject, text: 'body' })
+  transport.close()
+}
+
+describe('svc command', () => {
+  it('prints the version', async () => {
+    const { code, stdout } = await runCli(['--version'])
+    expect(code).toBe(0)
+    expect(stdout.trim()).toMatch(/^3\.0\.\d+$/)
+  })
+
+  it('lists every flag with its default and environment variable in --help', async () => {
+    const { code, stdout } = await runCli(['--help'])
+    expect(code).toBe(0)
+    for (const [key, spec] of Object.entries(options)) {
+      const line = stdout.split('\n').find((l) => l.includes(`${flagName(key)}`) && l.includes(spec.description))
+      expect(line, flagName(key)).toBeDefined()
+      expect(line).toContain('default ')
+      if ('env' in spec) expect(line).toContain(spec.env)
+    }
+  })
+
+  it('stops with exit code 2 and one line for a bad port', async () => {
+    const { code, stderr } = await runCli(['--smtp', 'abc'])
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe('svc: --smtp: "abc" is not a port (0-65535)')
+  })
+
+  it('stops with exit code 2 for an unknown flag', async () => {
+    const { code, stderr } = await runCli(['--smpt', '25'])
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe('svc: unknown option --smpt (see svc --help)')
+    expect(stderr).not.toMatch(/at .*\.js/)
+  })
+
+  it('stops with exit code 1 naming a busy SMTP port', async () => {
+    const blocker = createServer().listen(0, '127.0.0.1')
+    await new Promise((resolve) => blocker.once('listening', resolve))
+    const port = (blocker.address() as { port: number }).port
+    try {
+      const { code, stderr } = await runCli(['--smtp', String(port), '--ip', '127.0.0.1', '--web', '0'])
+      expect(code).toBe(1)
+      expect(stderr).toContain(`SMTP port ${port} is already in use`)
+    } finally {
+      blocker.close()
+    }
+  })
+
+  it('runs from environment variables alone', async () => {
+    const [smtp, web] = [await freePort(), await freePort()]
+    const { output } = await start([], { env: { SVC_SMTP_PORT: String(smtp), SVC_WEB_PORT: String(web), SVC_IP: '127.0.0.1', SVC_WEB_IP: '127.0.0.1' } })
+    expect(output()).toContain(`smtp://127.0.0.1:${smtp}`)
+    expect(output()).toContain(`http://127.0.0.1:${web}/`)
+    await sendMail(smtp, 'from env')
+  })
+
+  it('stops cleanly on SIGTERM', async () => {
+    const { child } = await start(['--smtp', '0', '--web', '0', '--ip', '127.0.0.1', '--web-ip', '127.0.0.1'])
+    const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+    child.kill('SIGTERM')
+    expect(await exit).toBe(0)
+  })
+})
+
+describe('svc init', () => {
+  it('writes svc.config.ts that svc --config then loads', async () => {
+    const cwd = folder()
+    const [smtp, web] = [await freePort(), await freePort()]
+    const init = await runCli(['init', '--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1'], { cwd })
+    expect(init.code).toBe(0)
+    const file = readFileSync(join(cwd, 'svc.config.ts'), 'utf8')
+    expect(file).toContain(`  smtp: ${smtp},`)
+    expect(file).toContain('  // maxEmails: 0,')
+    const { output } = await start(['--config', 'svc.config.ts'], { cwd })
+    expect(output()).toContain(`smtp://127.0.0.1:${smtp}`)
+    expect(output()).toContain(`http://127.0.0.1:${web}/`)
+  })
+
+  it('refuses to overwrite an existing file without --force', async () => {
+    const cwd = folder()
+    writeFileSync(join(cwd, 'svc.config.ts'), 'mine')
+    const refused = await runCli(['init'], { cwd })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain('already exists')
+    expect(readFileSync(join(cwd, 'svc.config.ts'), 'utf8')).toBe('mine')
+    const forced = await runCli(['init', '--force'], { cwd })
+    expect(forced.code).toBe(0)
+    expect(readFileSync(join(cwd, 'svc.config.ts'), 'utf8')).toContain('defineConfig')
+  })
+})
+
+describe('user plugins', () => {
+  it('receive mail:received for mail sent over SMTP', async () => {
+    const cwd = folder()
+    const smtp = await freePort()
+    const log = join(cwd, 'received.log')
+    writeFileSync(
+      join(cwd, 'svc.config.ts'),
+      `import { appendFileSync } from 'node:fs'
+import { defineConfig, definePlugin } from 'svc'
+
+export default defineConfig({
+  smtp: ${smtp},
+  web: 0,
+  ip: '127.0.0.1',
+  plugins: [
+    definePlugin({
+      name: 'subject-log',
+      setup: ({ hooks }) => {
+        hooks.hook('mail:received', (email) => appendFileSync(${JSON.stringify(log)}, email.subject + '\\n'))
+      },
+    }),
+  ],
+})
+`,
+    )
+    await start([], { cwd })
+    await sendMail(smtp, 'Plugin sees me')
+    // The hook runs before the 250, so the line is there once sendMail resolved.
+    expect(existsSync(log)).toBe(true)
+    expect(readFileSync(log, 'utf8')).toBe('Plugin sees me\n')
+  })
+})

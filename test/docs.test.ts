@@ -1,0 +1,34 @@
+import { readFileSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import senderStats from '../docs/examples/sender-stats.js'
+import { renderOptionsReference } from '../src/config/reference.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')
+
+describe('docs/configuration.md', () => {
+  it('shows the options table generated from src/config/options.ts (npm run docs:config)', () => {
+    expect(read('docs/configuration.md')).toContain(`<!-- options:start -->\n${renderOptionsReference()}\n<!-- options:end -->`)
+  })
+})
+
+describe('docs/plugins.md', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ plugins: [senderStats] })
+  })
+  afterAll(() => t.stop())
+
+  it('shows the example plugin exactly as tested', () => {
+    expect(read('docs/plugins.md')).toContain(read('docs/examples/sender-stats.ts'))
+  })
+
+  it('runs the example plugin', async () => {
+    await t.send({ from: 'alice@example.com', subject: 'one' })
+    await t.send({ from: 'alice@example.com', subject: 'two' })
+    await t.send({ from: 'bob@example.com', subject: 'three' })
+    const res = await t.api('/api/sender-stats')
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ 'alice@example.com': 2, 'bob@example.com': 1 })
+  })
+})

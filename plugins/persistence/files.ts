@@ -1,0 +1,82 @@
+import { open, readdir, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
+
+/**
+ * An id that can name a file and nothing else: no dots, no separators.
+ * 2.x ids and svc's own (`createId`) are short alphanumerics.
+ */
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/
+const MAIL_FILE = /^([A-Za-z0-9_-]{1,64})\.eml$/
+/** Where a message is written before it is renamed to `<id>.eml`. */
+const TEMP_FILE = /^\.[A-Za-z0-9_-]{1,64}\.eml\.tmp$/
+
+export const isSafeId = (id: string): boolean => SAFE_ID.test(id)
+
+export const mailFilePath = (dir: string, id: string): string => join(dir, `${id}.eml`)
+
+/** What a scan of the mail directory found. */
+export interface DirectoryScan {
+  /** Ids of the `<id>.eml` regular files, in directory order. */
+  ids: string[]
+  /** Temporary files of writes that never finished (never acknowledged). */
+  temps: string[]
+  /** `.eml` entries refused: unsafe names, symlinks, directories. */
+  refused: string[]
+}
+
+/** Lists the mail files; anything that is not an `.eml` file is ignored (2.x keeps attachments in `<id>/`). */
+export async function scanDirectory(dir: string): Promise<DirectoryScan> {
+  const scan: DirectoryScan = { ids: [], temps: [], refused: [] }
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const match = MAIL_FILE.exec(entry.name)
+    if (match && entry.isFile()) scan.ids.push(match[1]!)
+    else if (TEMP_FILE.test(entry.name) && entry.isFile()) scan.temps.push(entry.name)
+    else if (entry.name.toLowerCase().endsWith('.eml')) scan.refused.push(entry.name)
+  }
+  return scan
+}
+
+/**
+ * Writes `<dir>/<id>.eml` so that a crash never leaves a partial file under
+ * that name: temporary file, data and mtime (the time of receipt) flushed to
+ * disk, rename, then the directory flushed so the rename survives power loss.
+ */
+export async function writeMailFile(dir: string, id: string, raw: Buffer, time: Date): Promise<void> {
+  if (!isSafeId(id)) throw new Error(`Refusing to write a mail file for the unsafe id ${JSON.stringify(id)}`)
+  const temp = join(dir, `.${id}.eml.tmp`)
+  try {
+    const handle = await open(temp, 'w')
+    try {
+      await handle.writeFile(raw)
+      await handle.utimes(time, time)
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+    await rename(temp, mailFilePath(dir, id))
+  } catch (error) {
+    await rm(temp, { force: true }).catch(() => {})
+    throw error
+  }
+  await syncDirectory(dir)
+}
+
+/** Removes `<id>.eml` and the 2.x attachment folder `<id>/`; absent files are fine. */
+export async function removeMailFiles(dir: string, id: string): Promise<void> {
+  if (!isSafeId(id)) return
+  await Promise.all([rm(mailFilePath(dir, id), { force: true }), rm(join(dir, id), { recursive: true, force: true })])
+}
+
+/** Flushes directory entries (renames); platforms that cannot open a directory for that are skipped. */
+async function syncDirectory(dir: string): Promise<void> {
+  let handle
+  try {
+    handle = await open(dir, 'r')
+    await handle.sync()
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EISDIR' && code !== 'EPERM' && code !== 'EINVAL' && code !== 'EBADF') throw error
+  } finally {
+    await handle?.close()
+  }
+}

@@ -1,0 +1,200 @@
+import { existsSync } from 'node:fs'
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import type { Email } from '../src/types.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+let dir: string
+const running: TestSvc[] = []
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-persistence-'))
+})
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((t) => t.stop()))
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function start(options: Parameters<typeof startSvc>[0] = {}): Promise<TestSvc> {
+  const t = await startSvc({ mailDirectory: dir, ...options })
+  running.push(t)
+  return t
+}
+
+async function stop(t: TestSvc): Promise<void> {
+  running.splice(running.indexOf(t), 1)
+  await t.stop()
+}
+
+async function allEmails(t: TestSvc): Promise<Email[]> {
+  return t.svc.smtp.getAllEmails()
+}
+
+const emlFiles = async () => (await readdir(dir)).filter((name) => name.endsWith('.eml')).sort()
+
+const message = (subject: string, from = 'Alice <alice@example.com>') =>
+  `From: ${from}\r\nTo: Bob <bob@example.com>\r\nCc: carol@example.com\r\nSubject: ${subject}\r\nDate: Tue, 02 Jan 2024 03:04:05 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.com>\r\n\r\nBody of ${subject}\r\n`
+
+it('restores ids, times, subjects, bodies and attachments after a restart on the same directory', async () => {
+  const first = await start()
+  const png = Buffer.from('89504e470d0a1a0a0000000d4948445200000001', 'hex')
+  await first.send({
+    subject: 'With attachments',
+    text: 'Plain body',
+    html: '<p>HTML body <img src="cid:logo@svc"></p>',
+    attachments: [
+      { filename: 'notes.txt', content: 'attached text' },
+      { filename: 'logo.png', content: png, cid: 'logo@svc' },
+    ],
+  })
+  await first.send({ subject: 'Second', text: 'Second body', to: 'dave@example.com' })
+  const before = await allEmails(first)
+  expect(await emlFiles()).toEqual(before.map((email) => `${email.id}.eml`).sort())
+  await stop(first)
+
+  const second = await start()
+  const after = await allEmails(second)
+  expect(after.map((email) => email.id)).toEqual(before.map((email) => email.id))
+  for (const [index, restored] of after.entries()) {
+    const original = before[index]!
+    expect(restored).toMatchObject({
+      id: original.id,
+      time: original.time,
+      read: false,
+      subject: original.subject,
+      text: original.text,
+      html: original.html,
+      from: original.from,
+      to: original.to,
+      attachments: original.attachments,
+      size: original.size,
+    })
+    expect(await second.svc.smtp.getRawEmail(original.id).then((stream) => stream.toArray())).toEqual([
+      await readFile(join(dir, `${original.id}.eml`)),
+    ])
+  }
+  const withAttachments = after[0]!
+  expect(withAttachments.attachments.map((a) => a.filename).sort()).toEqual(['logo.png', 'notes.txt'])
+  const { stream } = await second.svc.smtp.getEmailAttachment(withAttachments.id, 'logo.png')
+  expect(Buffer.concat(await stream.toArray())).toEqual(png)
+  // The envelope is not in the file: it is rebuilt from the headers.
+  expect(after[1]!.envelope).toEqual({
+    from: { address: 'sender@example.com' },
+    to: [{ address: 'dave@example.com' }],
+    host: '',
+    remoteAddress: '',
+  })
+})
+
+it('keeps the time of receipt in the file mtime, and falls back to the Date header when the mtime is implausible', async () => {
+  await writeFile(join(dir, 'fromMtime.eml'), message('From mtime'))
+  await utimes(join(dir, 'fromMtime.eml'), new Date('2025-05-06T07:08:09.123Z'), new Date('2025-05-06T07:08:09.123Z'))
+  await writeFile(join(dir, 'fromDate.eml'), message('From date'))
+  await utimes(join(dir, 'fromDate.eml'), new Date(0), new Date(0))
+
+  const t = await start()
+  expect(t.svc.store.summary('fromMtime')?.time).toBe('2025-05-06T07:08:09.123Z')
+  expect(t.svc.store.summary('fromDate')?.time).toBe('2024-01-02T03:04:05.000Z')
+  // Oldest first in arrival order, whatever order the directory listed them in.
+  expect((await allEmails(t)).map((email) => email.id)).toEqual(['fromDate', 'fromMtime'])
+  expect((await t.svc.store.get('fromMtime'))?.envelope).toEqual({
+    from: { address: 'alice@example.com' },
+    to: [{ address: 'bob@example.com' }, { address: 'carol@example.com' }],
+    host: '',
+    remoteAddress: '',
+  })
+})
+
+it('skips garbage, unsafe names, symlinks and other files; removes unfinished writes', async () => {
+  await writeFile(join(dir, 'good1.eml'), message('Good one'))
+  await writeFile(join(dir, 'good-2_x.eml'), message('Good two'))
+  await writeFile(join(dir, 'garbage.eml'), Buffer.from([0, 1, 2, 255, 254, 10, 13, 10, 65, 66]))
+  await writeFile(join(dir, 'empty.eml'), '')
+  await writeFile(join(dir, 'notes.txt'), message('Not an eml'))
+  await writeFile(join(dir, 'bad name.eml'), message('Unsafe name'))
+  await writeFile(join(dir, 'dotted.id.eml'), message('Dotted name'))
+  await writeFile(join(dir, 'secret.txt'), message('Secret'))
+  await symlink(join(dir, 'secret.txt'), join(dir, 'link.eml'))
+  await mkdir(join(dir, 'folder.eml'))
+  await writeFile(join(dir, '.crashed.eml.tmp'), 'From: half')
+
+  const t = await start()
+  const subjects = (await allEmails(t)).map((email) => email.subject).sort()
+  expect(subjects).toEqual(['Good one', 'Good two'])
+  expect(existsSync(join(dir, '.crashed.eml.tmp'))).toBe(false)
+  // Skipped files are left alone.
+  expect(existsSync(join(dir, 'garbage.eml'))).toBe(true)
+  expect(existsSync(join(dir, 'bad name.eml'))).toBe(true)
+})
+
+it('creates a missing directory', async () => {
+  const nested = join(dir, 'a', 'b')
+  const t = await start({ mailDirectory: nested })
+  const { id } = await t.send({ subject: 'Nested' })
+  expect(await readdir(nested)).toEqual([`${id}.eml`])
+})
+
+it('removes the file (and a 2.x attachment folder) when an email is deleted', async () => {
+  const t = await start()
+  const { id } = await t.send({ subject: 'Doomed' })
+  const kept = await t.send({ subject: 'Kept' })
+  await mkdir(join(dir, id))
+  await writeFile(join(dir, id, 'attachment.txt'), 'x')
+  expect(existsSync(join(dir, `${id}.eml`))).toBe(true)
+
+  const response = await t.api(`/api/email/${id}`, { method: 'DELETE' })
+  if (response.status === 404) await t.svc.smtp.deleteEmail(id) // the REST plugin may not be there yet
+  expect(t.svc.store.has(id)).toBe(false)
+  expect(await readdir(dir)).toEqual([`${kept.id}.eml`])
+
+  await t.svc.smtp.deleteAllEmails()
+  expect(await readdir(dir)).toEqual([])
+})
+
+it('reloads files copied in while running, once', async () => {
+  const source = await mkdtemp(join(tmpdir(), 'svc-persistence-source-'))
+  try {
+    const t = await start()
+    const { id } = await t.send({ subject: 'Live' })
+    await writeFile(join(source, 'copied.eml'), message('Copied in'))
+    await copyFile(join(source, 'copied.eml'), join(dir, 'copied.eml'))
+    const copiedAt = new Date('2025-01-01T00:00:00.000Z')
+    await utimes(join(dir, 'copied.eml'), copiedAt, copiedAt)
+    await writeFile(join(dir, 'junk.eml'), 'not a message at all')
+
+    const received: string[] = []
+    t.svc.hooks.hook('mail:received', (email) => {
+      received.push(email.id)
+    })
+    expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
+    expect(received).toEqual(['copied'])
+    expect(t.svc.store.summary('copied')).toMatchObject({ subject: 'Copied in', time: copiedAt.toISOString() })
+    expect(t.svc.store.has(id)).toBe(true)
+    // Loading a file does not write it again; a second reload finds nothing new.
+    expect((await stat(join(dir, 'copied.eml'))).mtime).toEqual(copiedAt)
+    expect(await t.svc.services.reloadMailDirectory!()).toBe(0)
+    expect(t.svc.store.size).toBe(2)
+  } finally {
+    await rm(source, { recursive: true, force: true })
+  }
+})
+
+it('answers 451 and keeps nothing when the file cannot be written', async () => {
+  const t = await start()
+  // Root ignores permissions: make the directory path unusable instead.
+  await rm(dir, { recursive: true })
+  await writeFile(dir, 'not a directory')
+  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true })
+  try {
+    await expect(
+      mailer.sendMail({ from: 'a@example.com', to: 'b@example.com', subject: 'Lost', text: 'x' }),
+    ).rejects.toMatchObject({ responseCode: 451 })
+  } finally {
+    mailer.close()
+  }
+  expect(t.svc.store.size).toBe(0)
+  await rm(dir)
+})

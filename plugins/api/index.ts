@@ -1,7 +1,21 @@
 import { definePlugin } from '../../src/plugin.js'
+import { publicConfig } from './config.js'
+import { registerEmailRoutes } from './email.js'
+import { registerEmailListRoutes } from './emails.js'
+import { fail } from './query.js'
 
-// Placeholder until the api plugin lands.
+/** The REST API under `<base-pathname>/api`: spec.md section 4, errors per contract.md. */
 export default definePlugin({
   name: 'api',
-  setup() {},
+  setup({ config, store, smtp, http, services }) {
+    const { app } = http
+    app.get('/api/healthz', () => ({ status: 'ok' }))
+    app.get('/api/config', () => publicConfig(config, { smtp: smtp.port, web: http.port }))
+    app.get('/api/reloadMailsFromDirectory', async () => {
+      const reload = services.reloadMailDirectory ?? fail(400, 'No mail directory is set: start svc with --mail-directory')
+      return { count: await reload() }
+    })
+    registerEmailListRoutes(app, store)
+    registerEmailRoutes(app, store, services)
+  },
 })

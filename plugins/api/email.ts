@@ -1,0 +1,102 @@
+import { getRouterParam, type H3, type H3Event } from 'h3'
+import { z } from 'zod'
+import { readAttachment } from '../../src/mail/parse.js'
+import type { SvcServices } from '../../src/plugin.js'
+import type { MailStore } from '../../src/store.js'
+import type { Email } from '../../src/types.js'
+import { bareContentId, inlineContentIds, referencedContentIds, stripScripts } from './html.js'
+import { requireEmail, requireRaw } from './lookup.js'
+import { fail } from './query.js'
+
+/** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
+const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
+
+/** Replaces the `cid:` references of an HTML body by data URIs of the attachments they name. */
+async function inlineAttachments(store: MailStore, email: Email, html: string): Promise<string> {
+  const wanted = referencedContentIds(html)
+  const inline = email.attachments.filter((attachment) => attachment.contentId && wanted.has(bareContentId(attachment.contentId)))
+  if (inline.length === 0) return html
+  const raw = await requireRaw(store, email)
+  const dataUris = new Map<string, string>()
+  for (const attachment of inline) {
+    const found = await readAttachment(raw, attachment.generatedFileName)
+    if (found) dataUris.set(bareContentId(attachment.contentId), `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`)
+  }
+  return inlineContentIds(html, dataUris)
+}
+
+/** `:relayTo`, when given, must be one address. */
+const relayTarget = z.email({ error: 'relayTo must be an e-mail address' }).optional()
+
+async function relayHandler(event: H3Event, store: MailStore, services: SvcServices): Promise<true> {
+  const email = await requireEmail(store, event)
+  const relay = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
+  const target = relayTarget.safeParse(getRouterParam(event, 'relayTo', { decode: true }))
+  if (!target.success) fail(400, target.error.issues[0]!.message)
+  try {
+    await relay(email, target.data ? [target.data] : undefined)
+  } catch (error) {
+    fail(502, `The outgoing server did not accept the message: ${(error as Error).message}`)
+  }
+  return true
+}
+
+/** Routes on one email, `/api/email/:id...`. */
+export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServices): void {
+  app.get('/api/email/:id', async (event) => {
+    const email = await requireEmail(store, event)
+    store.markRead(email.id)
+    return email
+  })
+
+  app.delete('/api/email/:id', async (event) => {
+    const email = await requireEmail(store, event)
+    await store.remove(email.id)
+    return true
+  })
+
+  app.get('/api/email/:id/html', async (event) => {
+    const email = await requireEmail(store, event)
+    if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
+    const html = await inlineAttachments(store, email, stripScripts(email.html))
+    return new Response(html, {
+      // Belt and braces: should a script slip through the filter, the browser still will not run it.
+      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "script-src 'none'" },
+    })
+  })
+
+  app.get('/api/email/:id/source', async (event) => {
+    const raw = await requireRaw(store, await requireEmail(store, event))
+    return new Response(new Uint8Array(raw), { headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } })
+  })
+
+  app.get('/api/email/:id/download', async (event) => {
+    const email = await requireEmail(store, event)
+    const raw = await requireRaw(store, email)
+    return new Response(new Uint8Array(raw), {
+      headers: {
+        'content-type': 'message/rfc822',
+        'content-disposition': `attachment; filename="${email.id.replace(/[^\w.-]/g, '_')}.eml"`,
+      },
+    })
+  })
+
+  app.get('/api/email/:id/attachment/:filename', async (event) => {
+    const email = await requireEmail(store, event)
+    const name = getRouterParam(event, 'filename', { decode: true }) ?? ''
+    // Only names from the email's own attachment list are looked up: nothing else is ever read.
+    const attachment = email.attachments.find((a) => a.generatedFileName === name || a.filename === name)
+    const found = attachment && (await readAttachment(await requireRaw(store, email), attachment.generatedFileName))
+    if (!found) fail(404, `Email ${email.id} has no attachment named ${name}`)
+    return new Response(new Uint8Array(found.content), {
+      headers: {
+        'content-type': found.contentType,
+        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(attachment!.filename)}`,
+        'x-content-type-options': 'nosniff',
+      },
+    })
+  })
+
+  app.post('/api/email/:id/relay', (event) => relayHandler(event, store, services))
+  app.post('/api/email/:id/relay/:relayTo', (event) => relayHandler(event, store, services))
+}

@@ -1,0 +1,59 @@
+import { getQuery, getValidatedQuery, readValidatedBody, type H3 } from 'h3'
+import { z } from 'zod'
+import type { MailStore } from '../../src/store.js'
+import type { BulkDeleteResult, Email } from '../../src/types.js'
+import { matchesFilters, type FieldFilters } from './filter.js'
+import { badRequest, listQuery, summaryQuery } from './query.js'
+import { jsonArrayStream } from './stream.js'
+
+const idsBody = z.object(
+  { ids: z.array(z.string(), { error: 'ids must be an array of strings' }) },
+  { error: 'The body must be a JSON object { "ids": [string] }' },
+)
+
+/** The emails of `GET /api/email`, filtered, then skipped and limited, one at a time. */
+async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>, filters: FieldFilters): AsyncGenerator<Email> {
+  const { skip = 0, limit = Number.POSITIVE_INFINITY, sort } = query
+  if (limit === 0) return
+  let skipped = 0
+  let sent = 0
+  for await (const email of store.emails(sort)) {
+    if (!matchesFilters(email, filters)) continue
+    if (skipped < skip) {
+      skipped++
+      continue
+    }
+    yield email
+    if (++sent >= limit) return
+  }
+}
+
+/** Routes over the whole inbox. Registered before `/api/email/:id` so their names are never taken for ids. */
+export function registerEmailListRoutes(app: H3, store: MailStore): void {
+  app.get('/api/email/summary', async (event) => {
+    const { unread, ...query } = await getValidatedQuery(event, summaryQuery, { onError: badRequest })
+    return store.page({ ...query, unreadOnly: unread })
+  })
+
+  app.get('/api/email', async (event) => {
+    const query = await getValidatedQuery(event, listQuery, { onError: badRequest })
+    const { skip: _skip, limit: _limit, sort: _sort, ...filters } = getQuery<FieldFilters>(event)
+    return new Response(jsonArrayStream(selectEmails(store, query, filters)), {
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    })
+  })
+
+  app.post('/api/email/delete', async (event) => {
+    const { ids } = await readValidatedBody(event, idsBody, { onError: badRequest })
+    const result: BulkDeleteResult = { deleted: [], notFound: [] }
+    for (const id of new Set(ids)) (await store.remove(id) ? result.deleted : result.notFound).push(id)
+    return result
+  })
+
+  app.delete('/api/email/all', async () => {
+    await store.removeAll()
+    return true
+  })
+
+  app.patch('/api/email/read-all', () => ({ count: store.markAllRead() }))
+}

@@ -35,6 +35,17 @@ export function optionArgs(): ArgsDef {
   return args
 }
 
+/**
+ * `--auto-relay [address]` given bare before another flag would take that
+ * flag as its value: spell it `--auto-relay=` (bare) for the parser.
+ */
+export function markBareFlags(rawArgs: string[]): string[] {
+  const optional = new Set(
+    (Object.entries(options) as Array<[OptionKey, OptionSpec]>).filter(([, spec]) => spec.type === 'flag-or-string').map(([key]) => flagName(key)),
+  )
+  return rawArgs.map((arg, i) => (optional.has(arg) && (rawArgs[i + 1] ?? '-').startsWith('-') ? `${arg}=` : arg))
+}
+
 /** Picks the option values a user gave on the command line out of citty's parse. */
 export function flagValues(parsed: Record<string, unknown>): Record<string, unknown> {
   const values: Record<string, unknown> = {}

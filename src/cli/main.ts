@@ -3,7 +3,7 @@ import { loadSvcConfig } from '../config/load.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
 import { packageVersion } from '../paths.js'
 import { Svc } from '../svc.js'
-import { flagValues, optionArgs, unknownFlags } from './args.js'
+import { flagValues, markBareFlags, optionArgs, unknownFlags } from './args.js'
 import { writeConfigFile } from './init.js'
 
 /** Exit codes: 2 for bad configuration, 1 for a failure to start (a busy port). */
@@ -73,7 +73,7 @@ const main = defineCommand({
 export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
   const command = rawArgs[0] === 'init' ? init : main
   const argsDef = command === init ? initArgs : serveArgs
-  const ownArgs = command === init ? rawArgs.slice(1) : rawArgs
+  const ownArgs = markBareFlags(command === init ? rawArgs.slice(1) : rawArgs)
   const parsed = parseArgs(ownArgs, argsDef)
   if (parsed.help) {
     console.log(await renderUsage(command as CommandDef, command === init ? (main as CommandDef) : undefined))

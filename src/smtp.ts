@@ -189,12 +189,17 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<void> {
     const chunks: Buffer[] = []
-    for await (const chunk of stream) chunks.push(chunk as Buffer)
+    // Past the limit the rest is only drained, never held.
+    for await (const chunk of stream) if (!stream.sizeExceeded) chunks.push(chunk as Buffer)
     if (stream.sizeExceeded) {
       throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
     }
     const raw = Buffer.concat(chunks)
-    const email = await parseEmail({ raw, envelope: envelopeOf(session) })
+    const email = await parseEmail({ raw, envelope: envelopeOf(session) }).catch((error: Error) => {
+      // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
+      this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
+      throw new SmtpReplyError(554, `Message could not be parsed: ${error.message}`)
+    })
     this.store.add(email, raw)
     try {
       await this.hooks.callHook('mail:received', email)

@@ -1,12 +1,24 @@
+import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
 import libmime from 'libmime'
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail } from 'mailparser'
+import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser'
 import type { Address, Attachment, Email, Envelope } from '../types.js'
 import { formatSize } from './format.js'
 
 /** Short, URL-safe, unique enough for one inbox: 64 random bits. */
 export function createId(): string {
   return randomBytes(8).toString('base64url')
+}
+
+/**
+ * Bodies stay as written (cid: links included). mailsplit refuses a header
+ * block over 1 MB; the message size limit already bounds it, so lift that.
+ */
+const parserOptions: SimpleParserOptions & { maxHeadSize: number } = {
+  skipTextToHtml: true,
+  skipImageLinks: true,
+  keepCidLinks: true,
+  maxHeadSize: Number.MAX_SAFE_INTEGER,
 }
 
 export interface ParseInput {
@@ -18,19 +30,20 @@ export interface ParseInput {
 
 /** Turns a raw RFC 822 message into svc's Email record. */
 export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
-  const parsed = await simpleParser(raw, { skipTextToHtml: true, skipImageLinks: true, keepCidLinks: true })
+  const parsed = await simpleParser(raw, parserOptions)
+  const headers = headerStrings(parsed)
   return {
     id,
     time: time.toISOString(),
     read: false,
-    subject: parsed.subject ?? '',
+    subject: subjectOf(parsed, headers),
     from: addresses(parsed.from),
     to: addresses(parsed.to),
     cc: addresses(parsed.cc),
     date: validDate(parsed.date)?.toISOString() ?? time.toISOString(),
     text: parsed.text ?? '',
     html: typeof parsed.html === 'string' ? parsed.html : '',
-    headers: headerStrings(parsed),
+    headers,
     priority: priorityOf(parsed),
     attachments: toAttachments(parsed),
     envelope,
@@ -41,7 +54,7 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
 
 /** Re-reads one attachment's content from the raw message. */
 export async function readAttachment(raw: Buffer, filename: string): Promise<{ contentType: string; content: Buffer } | undefined> {
-  const parsed = await simpleParser(raw, { skipTextToHtml: true, skipImageLinks: true, keepCidLinks: true })
+  const parsed = await simpleParser(raw, parserOptions)
   const names = generatedNames(parsed)
   const index = parsed.attachments.findIndex((a, i) => names[i] === filename || a.filename === filename)
   if (index < 0) return undefined
@@ -71,10 +84,27 @@ function headerStrings(parsed: ParsedMail): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const { key, line } of parsed.headerLines) {
     const colon = line.indexOf(':')
-    const value = decodeWords(line.slice(colon + 1).replace(/\r?\n[ \t]+/g, ' ').trim())
+    const value = decodeWords(eightBit(line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, ' ').trim())
     headers[key] = key in headers ? `${headers[key]}\n${value}` : value
   }
   return headers
+}
+
+/**
+ * mailparser hands header lines over as binary strings. Undeclared 8-bit bytes
+ * are UTF-8 from SMTPUTF8 clients, and Latin-1 from old ones when they are not
+ * valid UTF-8.
+ */
+function eightBit(binary: string): string {
+  if (!/[\x80-\xff]/.test(binary)) return binary
+  const bytes = Buffer.from(binary, 'latin1')
+  return isUtf8(bytes) ? bytes.toString('utf8') : binary
+}
+
+/** mailparser decodes an undeclared Latin-1 subject to U+FFFD; the header value keeps its letters. */
+function subjectOf(parsed: ParsedMail, headers: Record<string, string>): string {
+  const subject = parsed.subject ?? ''
+  return subject.includes('\ufffd') && headers.subject !== undefined ? headers.subject : subject
 }
 
 function decodeWords(value: string): string {

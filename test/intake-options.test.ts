@@ -153,7 +153,7 @@ describe('TLS', () => {
     })
 
     it('has no plain-text greeting', async () => {
-      const plain = nodemailer.createTransport({ host: '127.0.0.1', port: t().smtpPort, secure: false, ignoreTLS: true, greetingTimeout: 1000 })
+      const plain = nodemailer.createTransport({ host: '127.0.0.1', port: t().smtpPort, secure: false, ignoreTLS: true, greetingTimeout: 500 })
       await expect(plain.verify()).rejects.toThrow()
       plain.close()
     })

@@ -1,0 +1,113 @@
+import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import nodemailer from 'nodemailer'
+import { afterEach, beforeEach, expect, it } from 'vitest'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+let dir: string
+const running: TestSvc[] = []
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'svc-eviction-'))
+})
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((t) => t.stop()))
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function start(options: Parameters<typeof startSvc>[0]): Promise<TestSvc> {
+  const t = await startSvc(options)
+  running.push(t)
+  return t
+}
+
+const emlIds = async () =>
+  (await readdir(dir))
+    .filter((name) => name.endsWith('.eml'))
+    .map((name) => name.slice(0, -4))
+    .sort()
+
+/** Sends one message after the other, so their times of receipt differ. */
+async function sendInOrder(t: TestSvc, subjects: string[]): Promise<string[]> {
+  const ids: string[] = []
+  for (const subject of subjects) {
+    ids.push((await t.send({ subject })).id)
+    await new Promise((resolve) => setTimeout(resolve, 2))
+  }
+  return ids
+}
+
+it('keeps the newest 100 of 1,000 messages and removes the files of the 900 evicted', async () => {
+  const t = await start({ mailDirectory: dir, maxEmails: 100 })
+  const times = new Map<string, string>()
+  const deleted: string[] = []
+  const total = 1000
+  const allReceived = new Promise<void>((resolve) => {
+    t.svc.smtp.on('new', (email) => {
+      times.set(email.id, email.time)
+      if (times.size === total) resolve()
+    })
+  })
+  t.svc.smtp.on('delete', ({ id }) => deleted.push(id))
+
+  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, pool: true, maxConnections: 4, maxMessages: Infinity })
+  try {
+    await Promise.all(
+      Array.from({ length: total }, (_, i) =>
+        mailer.sendMail({ from: 'load@example.com', to: 'rcpt@example.com', subject: `Message ${i}`, text: `Body ${i}` }),
+      ),
+    )
+  } finally {
+    mailer.close()
+  }
+  await allReceived
+
+  const kept = t.svc.store.ids('asc')
+  expect(kept).toHaveLength(100)
+  expect(deleted).toHaveLength(900)
+  expect(new Set([...kept, ...deleted]).size).toBe(total)
+  // Oldest first: nothing evicted is newer than anything kept.
+  const newestEvicted = deleted.map((id) => times.get(id)!).sort().at(-1)!
+  const oldestKept = kept.map((id) => times.get(id)!).sort()[0]!
+  expect(oldestKept >= newestEvicted).toBe(true)
+  expect(await emlIds()).toEqual([...kept].sort())
+})
+
+it('trims a larger backlog at start-up, oldest first, files too', async () => {
+  const first = await start({ mailDirectory: dir })
+  const ids = await sendInOrder(first, ['One', 'Two', 'Three', 'Four', 'Five'])
+  running.splice(0, 1)
+  await first.stop()
+  expect(await emlIds()).toEqual([...ids].sort())
+
+  const second = await start({ mailDirectory: dir, maxEmails: 2 })
+  expect(second.svc.store.ids('asc')).toEqual(ids.slice(3))
+  expect(second.svc.store.page({ sort: 'asc' }).items.map((item) => item.subject)).toEqual(['Four', 'Five'])
+  expect(await emlIds()).toEqual(ids.slice(3).sort())
+})
+
+it('evicts the oldest in order without a mail directory, through the single removal path', async () => {
+  const t = await start({ maxEmails: 3 })
+  const deleted: string[] = []
+  t.svc.smtp.on('delete', ({ id }) => deleted.push(id))
+  const ids = await sendInOrder(t, ['A', 'B', 'C', 'D', 'E'])
+  expect(deleted).toEqual(ids.slice(0, 2))
+  expect(t.svc.store.ids('asc')).toEqual(ids.slice(2))
+})
+
+it('evicts a reloaded file older than everything kept, at once', async () => {
+  const t = await start({ mailDirectory: dir, maxEmails: 2 })
+  const ids = await sendInOrder(t, ['Live 1', 'Live 2'])
+  await writeFile(join(dir, 'old.eml'), 'From: a@example.com\r\nTo: b@example.com\r\nSubject: Old\r\n\r\nold\r\n')
+  const then = new Date('2020-01-01T00:00:00Z')
+  await utimes(join(dir, 'old.eml'), then, then)
+
+  expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
+  expect(t.svc.store.ids('asc')).toEqual(ids)
+  expect(await emlIds()).toEqual([...ids].sort())
+
+  // The next arrival evicts the oldest live message again, in time order.
+  const [next] = await sendInOrder(t, ['Live 3'])
+  expect(t.svc.store.ids('asc')).toEqual([ids[1], next])
+})

@@ -5,8 +5,8 @@
 
 /** A start tag with its attributes; quoted values may hold `>`. */
 const START_TAG = /<([a-zA-Z][^\s/>]*)((?:"[^"]*"|'[^']*'|[^'">])*)>/g
-/** One attribute: name, then an optional value, quoted or bare. */
-const ATTRIBUTE = /([^\s"'>/=]+)(\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?/g
+/** One attribute with the space before it: name, then an optional value, quoted or bare. */
+const ATTRIBUTE = /\s*([^\s"'>/=]+)(\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'>]+))?/g
 /** A script element, or an unclosed one running to the end. */
 const SCRIPT_ELEMENT = /<script\b[^>]*>[\s\S]*?(?:<\/script\s*>|$)/gi
 const SCRIPT_URL = /^(?:javascript|vbscript):/i

@@ -1,0 +1,49 @@
+// The REST API of the svc that served this page. Everything is relative to
+// the page's own folder, so the inbox works under any --base-pathname.
+
+export const base = new URL('.', location.href)
+
+/** `<base_pathname>/socket.io`, where live events come from. */
+export const socketPath = `${base.pathname}socket.io`
+
+const at = (path) => new URL(path, base).href
+const email = (id, rest = '') => at(`api/email/${encodeURIComponent(id)}${rest}`)
+
+async function call(method, url, body) {
+  const response = await fetch(url, {
+    method,
+    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  })
+  const text = await response.text()
+  let data = text
+  try {
+    data = JSON.parse(text)
+  } catch {
+    // Not JSON (the raw source): keep the text.
+  }
+  if (!response.ok) throw new Error(data?.error ?? `${response.status} ${response.statusText}`)
+  return data
+}
+
+export const api = {
+  /** One page of summaries: `{ items, total, storeTotal, unread, skip, limit }`. */
+  summary({ skip, limit, search, unreadOnly }) {
+    const query = new URLSearchParams({ skip: String(skip), limit: String(limit) })
+    if (search) query.set('search', search)
+    if (unreadOnly) query.set('unread', 'true')
+    return call('GET', `${at('api/email/summary')}?${query}`)
+  },
+  /** The full email; marks it read. */
+  email: (id) => call('GET', email(id)),
+  source: (id) => call('GET', email(id, '/source')),
+  remove: (id) => call('DELETE', email(id)),
+  removeMany: (ids) => call('POST', at('api/email/delete'), { ids }),
+  removeAll: () => call('DELETE', at('api/email/all')),
+  readAll: () => call('PATCH', at('api/email/read-all')),
+  relay: (id, to) => call('POST', email(id, to ? `/relay/${encodeURIComponent(to)}` : '/relay')),
+  config: () => call('GET', at('api/config')),
+  htmlUrl: (id) => email(id, '/html'),
+  downloadUrl: (id) => email(id, '/download'),
+  attachmentUrl: (id, name) => email(id, `/attachment/${encodeURIComponent(name)}`),
+}

@@ -61,31 +61,28 @@ export function createStore(hooks: SvcHookable): MailStore {
   let unread = 0
   /** False once something arrived with an earlier time than its predecessor (restored mail). */
   let inTimeOrder = true
+  /** Entries by time of receipt, built once when mail stopped arriving in time order. */
+  let sorted: Entry[] | undefined
 
   const live = (): Entry[] => {
     if (tombstones > 0) {
       arrival = arrival.filter((entry) => !entry.removed)
       tombstones = 0
+      sorted = undefined
     }
     return arrival
   }
 
-  const byTime = (order: SortOrder): Entry[] => {
-    const list = live()
-    const sorted = inTimeOrder ? list : [...list].sort((a, b) => a.at - b.at)
-    return order === 'asc' ? sorted : [...sorted].reverse()
-  }
+  /** Oldest first by time of receipt; the arrival list itself while mail came in time order. */
+  const timeOrdered = (): Entry[] => (inTimeOrder ? arrival : (sorted ??= [...live()].sort((a, b) => a.at - b.at)))
 
-  /** Yields entries newest or oldest first without copying the list when possible. */
+  /** Live entries newest or oldest first, without copying the list. */
   function* walk(order: SortOrder): Generator<Entry> {
-    if (!inTimeOrder) {
-      yield* byTime(order)
-      return
-    }
+    const list = timeOrdered()
     if (order === 'asc') {
-      for (const entry of arrival) if (!entry.removed) yield entry
+      for (const entry of list) if (!entry.removed) yield entry
     } else {
-      for (let i = arrival.length - 1; i >= 0; i--) if (!arrival[i]!.removed) yield arrival[i]!
+      for (let i = list.length - 1; i >= 0; i--) if (!list[i]!.removed) yield list[i]!
     }
   }
 
@@ -106,9 +103,10 @@ export function createStore(hooks: SvcHookable): MailStore {
     },
     add(email, raw) {
       if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
-      const at = Date.parse(email.time)
+      const at = Date.parse(email.time) || 0
       const last = arrival.at(-1)
       if (last && at < last.at) inTimeOrder = false
+      sorted = undefined
       const entry: Entry = { email, raw, summary: toSummary(email), search: toSearchText(email), at, removed: false }
       byId.set(email.id, entry)
       arrival.push(entry)
@@ -137,7 +135,13 @@ export function createStore(hooks: SvcHookable): MailStore {
       if (!entry.email.read) unread--
       // Keep the tombstones from outgrowing the live list.
       if (tombstones > 1024 && tombstones > byId.size) live()
-      if (byId.size === 0) inTimeOrder = true
+      if (byId.size === 0) {
+        // Empty again: whatever comes next starts a fresh, in-order list.
+        arrival = []
+        tombstones = 0
+        sorted = undefined
+        inTimeOrder = true
+      }
       await hooks.callHook('mail:deleted', { id })
       return true
     },

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
@@ -7,6 +6,7 @@ import { SMTPServer } from 'smtp-server'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { isAllowed, loadRelayRules, type RelayRule } from '../plugins/relay/rules.js'
 import { ConfigError, Svc, type SvcOptions } from '../src/index.js'
+import { runCli } from './support/cli.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /** What the outgoing server got in one transaction. */
@@ -333,12 +333,6 @@ describe('invalid rules file', () => {
 })
 
 describe('CLI (after npm run build)', () => {
-  const run = (args: string[]) =>
-    new Promise<{ code: number | null; stderr: string }>((resolve) => {
-      const child = execFile(process.execPath, ['bin/svc.mjs', '--smtp', '0', '--web', '0', ...args], { timeout: 20_000 }, (_error, _stdout, stderr) =>
-        resolve({ code: child.exitCode, stderr }),
-      )
-    })
   let file: string
   beforeAll(() => {
     file = rulesFile([{ allow: '*' }, 'deny everything'])
@@ -349,7 +343,7 @@ describe('CLI (after npm run build)', () => {
     // `--auto-relay [address]`: given bare, it must not swallow the next flag as its address.
     ['--auto-relay bare before another flag', () => ['--auto-relay', '--auto-relay-rules', file, '--outgoing-host', '127.0.0.1']],
   ])('exits 2 with one clear line for an invalid rules file (%s)', async (_case, args) => {
-    const result = await run(args())
+    const result = await runCli(['--smtp', '0', '--web', '0', ...args()])
     expect(result.code).toBe(2)
     const lines = result.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)

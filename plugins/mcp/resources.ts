@@ -1,0 +1,65 @@
+import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
+import { SUMMARY_LIMIT_MAX } from '../../src/store.js'
+import { withLink, type McpContext } from './context.js'
+import { inboxStats } from './queries.js'
+
+/** How many messages `resources/list` names through the `svc://email/{id}` template. */
+export const LISTED_EMAILS = 50
+
+const json = (uri: URL, payload: unknown): ReadResourceResult => ({
+  contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(payload, null, 2) }],
+})
+
+/** `svc://emails`, `svc://stats` and the `svc://email/{id}` template. */
+export function registerResources(server: McpServer, context: McpContext): void {
+  const { source } = context
+
+  server.registerResource(
+    'emails',
+    'svc://emails',
+    {
+      title: 'Inbox',
+      description: `The inbox listing: total and unread counts and the newest ${SUMMARY_LIMIT_MAX} messages as summaries (no bodies), each with its link`,
+      mimeType: 'application/json',
+    },
+    async (uri) => {
+      const page = await source.page({ limit: SUMMARY_LIMIT_MAX, sort: 'desc' })
+      return json(uri, { total: page.storeTotal, unread: page.unread, emails: page.items.map((summary) => withLink(context, summary)) })
+    },
+  )
+
+  server.registerResource(
+    'stats',
+    'svc://stats',
+    {
+      title: 'Inbox statistics',
+      description: 'emailCount, unreadCount, and the receipt times (ISO 8601, or null when empty) of newestEmail and oldestEmail',
+      mimeType: 'application/json',
+    },
+    async (uri) => json(uri, await inboxStats(source)),
+  )
+
+  server.registerResource(
+    'email',
+    new ResourceTemplate('svc://email/{id}', {
+      list: async () => {
+        const page = await source.page({ limit: LISTED_EMAILS, sort: 'desc' })
+        return {
+          resources: page.items.map((summary) => ({
+            uri: `svc://email/${encodeURIComponent(summary.id)}`,
+            name: summary.subject || '(no subject)',
+            description: `From ${summary.from.map((a) => a.address).join(', ')} at ${summary.time}`,
+            mimeType: 'application/json',
+          })),
+        }
+      },
+    }),
+    {
+      title: 'Email',
+      description: 'One message in full (headers, HTML, text, attachment list, link), as svc_get_email returns it; reading marks it read',
+      mimeType: 'application/json',
+    },
+    async (uri, { id }) => json(uri, withLink(context, await source.get(decodeURIComponent(String(id))))),
+  )
+}

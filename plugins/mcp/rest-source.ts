@@ -1,0 +1,78 @@
+import type { Email, SummaryPage } from '../../src/types.js'
+import { MailNotFoundError, type MailSource } from './source.js'
+
+export interface RestSourceOptions {
+  /** The instance's base URL as a browser opens it, with its base pathname; not the /api root. */
+  url: string
+  /** Sent as `Authorization: Bearer <key>`. */
+  apiKey?: string
+  /** Per request; a hung instance must not hang the agent. */
+  timeoutMs?: number
+}
+
+const DEFAULT_TIMEOUT_MS = 30_000
+
+/** The MailSource of `svc-mcp`: a running svc over its REST API. */
+export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSource {
+  const apiRoot = `${url.replace(/\/+$/, '')}/api`
+
+  /** Fetches one API path; throws a readable Error naming the URL for anything but 2xx (404 as MailNotFoundError). */
+  async function request(path: string, init: RequestInit = {}): Promise<Response> {
+    const target = `${apiRoot}${path}`
+    let response: Response
+    try {
+      response = await fetch(target, {
+        ...init,
+        headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+    } catch (error) {
+      const cause = (error as { cause?: { code?: string; message?: string } }).cause
+      const reason = cause?.code ?? cause?.message ?? (error as Error).message
+      throw new Error(`Cannot reach svc at ${target} (${reason}). Is svc running, and is --url (SVC_API_URL) right?`)
+    }
+    if (response.ok) return response
+    const message = await errorMessage(response)
+    if (response.status === 404) throw new MailNotFoundError(message)
+    const hint = response.status === 401 ? ' Pass the instance\'s key with --api-key (SVC_API_KEY).' : ''
+    throw new Error(`svc at ${target} answered ${response.status}: ${message.replace(/\.$/, '')}.${hint}`)
+  }
+
+  const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await request(path, init)).json()) as T
+  const segment = encodeURIComponent
+
+  return {
+    page({ skip, limit, search, sort, unreadOnly }) {
+      const query = new URLSearchParams()
+      if (skip !== undefined) query.set('skip', String(skip))
+      if (limit !== undefined) query.set('limit', String(limit))
+      if (search) query.set('search', search)
+      if (sort) query.set('sort', sort)
+      if (unreadOnly) query.set('unread', 'true')
+      return json<SummaryPage>(`/email/summary?${query}`)
+    },
+    get: (id) => json<Email>(`/email/${segment(id)}`),
+    async remove(id) {
+      await request(`/email/${segment(id)}`, { method: 'DELETE' })
+    },
+    async attachment(id, filename) {
+      const response = await request(`/email/${segment(id)}/attachment/${segment(filename)}`)
+      return {
+        contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+        content: Buffer.from(await response.arrayBuffer()),
+      }
+    },
+  }
+}
+
+/** The `{ error }` of an API answer, or its status text. */
+async function errorMessage(response: Response): Promise<string> {
+  const body = await response.text()
+  try {
+    const parsed = JSON.parse(body) as { error?: unknown }
+    if (typeof parsed.error === 'string') return parsed.error
+  } catch {
+    // Not JSON: a proxy or something that is not svc answered.
+  }
+  return response.statusText || body.slice(0, 200)
+}

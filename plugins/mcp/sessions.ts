@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
+
+export interface McpSessionsOptions {
+  /** A fresh server for each session. */
+  createServer: () => McpServer
+  /** Close a session after this long without requests and without an open event stream. */
+  idleMs?: number
+  /** Most sessions held at once; a new one closes the least recently used beyond it. */
+  maxSessions?: number
+}
+
+export interface McpSessions {
+  /** Answers one request to the endpoint: POST (messages), GET (event stream), DELETE (end of session). */
+  handle(request: Request): Promise<Response>
+  readonly size: number
+  /** Closes every session; for shutdown. */
+  closeAll(): Promise<void>
+}
+
+interface Session {
+  server: McpServer
+  transport: WebStandardStreamableHTTPServerTransport
+  lastSeen: number
+  /** Open GET event streams: a client holding one is present, however quiet. */
+  streams: number
+}
+
+export const SESSION_IDLE_MS = 30 * 60_000
+export const SESSIONS_MAX = 100
+
+/** A JSON-RPC error answer, as the SDK's transport gives its own. */
+const rpcError = (status: number, message: string) =>
+  Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status })
+
+/**
+ * The Streamable HTTP sessions of the `/mcp` endpoint: one transport and one
+ * server per `mcp-session-id`, made on `initialize`, freed on DELETE, on
+ * shutdown, when idle too long (a client that went away) or when the cap
+ * makes room for a new one.
+ */
+export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxSessions = SESSIONS_MAX }: McpSessionsOptions): McpSessions {
+  const sessions = new Map<string, Session>()
+
+  const close = (session: Session) => session.server.close()
+
+  const sweep = () => {
+    const now = Date.now()
+    for (const session of sessions.values()) {
+      if (session.streams === 0 && now - session.lastSeen > idleMs) void close(session)
+    }
+  }
+  const sweeper = setInterval(sweep, Math.min(idleMs, 60_000))
+  sweeper.unref()
+
+  /** Keeps the map within the cap; the map is in least-recently-used order, so the first entry goes. */
+  const makeRoom = () => {
+    for (const [id, session] of sessions) {
+      if (sessions.size < maxSessions) break
+      sessions.delete(id)
+      void close(session)
+    }
+  }
+
+  async function open(request: Request): Promise<Response> {
+    const server = createServer()
+    const session: Session = { server, transport: undefined!, lastSeen: Date.now(), streams: 0 }
+    session.transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: randomUUID,
+      enableJsonResponse: true,
+      onsessioninitialized: (id) => {
+        makeRoom()
+        sessions.set(id, session)
+      },
+    })
+    session.transport.onclose = () => {
+      const id = session.transport.sessionId
+      if (id && sessions.get(id) === session) sessions.delete(id)
+    }
+    await server.connect(session.transport)
+    const response = await session.transport.handleRequest(request)
+    // Anything but a valid initialize leaves the transport without a session: nothing to keep.
+    if (!session.transport.sessionId) await server.close()
+    return response
+  }
+
+  async function resume(id: string, session: Session, request: Request): Promise<Response> {
+    session.lastSeen = Date.now()
+    sessions.delete(id)
+    sessions.set(id, session)
+    const response = await session.transport.handleRequest(request)
+    const isStream = request.method === 'GET' && response.ok && response.body !== null
+    if (isStream && !request.signal.aborted) {
+      session.streams++
+      request.signal.addEventListener(
+        'abort',
+        () => {
+          session.streams--
+          session.lastSeen = Date.now()
+        },
+        { once: true },
+      )
+    }
+    return response
+  }
+
+  return {
+    handle(request) {
+      const id = request.headers.get('mcp-session-id')
+      if (!id) {
+        if (request.method === 'POST') return open(request)
+        return Promise.resolve(rpcError(400, 'Bad Request: no mcp-session-id header; start a session with an initialize request'))
+      }
+      const session = sessions.get(id)
+      if (!session) return Promise.resolve(rpcError(404, `Session not found: ${id} (it ended or expired); initialize a new one`))
+      return resume(id, session, request)
+    },
+    get size() {
+      return sessions.size
+    },
+    async closeAll() {
+      clearInterval(sweeper)
+      const all = [...sessions.values()]
+      sessions.clear()
+      await Promise.all(all.map(close))
+    },
+  }
+}

@@ -1,0 +1,188 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { createMcpSessions } from '../plugins/mcp/sessions.js'
+import { callTool, describeMcpContract, payloadOf, type McpHarness } from './mcp-suite.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+/** A client connected over Streamable HTTP to `<baseUrl>/mcp`. */
+async function connect(baseUrl: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const client = new Client({ name: 'svc-test', version: '1.0.0' })
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`))
+  await client.connect(transport)
+  return { client, transport }
+}
+
+const JSON_RPC_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+
+const initializeBody = (id: number) =>
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'initialize',
+    params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+  })
+
+describe('the /mcp endpoint', () => {
+  let t: TestSvc
+  let client: Client
+  beforeAll(async () => {
+    t = await startSvc({ mcp: true })
+    ;({ client } = await connect(t.baseUrl))
+  })
+  afterAll(async () => {
+    await client?.close()
+    await t?.stop()
+  })
+
+  describeMcpContract((): McpHarness => ({ t, client, webUrl: t.svc.http.url }))
+
+  it('keeps concurrent sessions apart, and ends one on DELETE without touching the other', async () => {
+    const [a, b] = await Promise.all([connect(t.baseUrl), connect(t.baseUrl)])
+    expect(a.transport.sessionId).toBeTruthy()
+    expect(a.transport.sessionId).not.toBe(b.transport.sessionId)
+    const { id } = await t.send({ subject: 'Seen by both sessions' })
+    const [fromA, fromB] = await Promise.all([
+      callTool(a.client, 'svc_get_email', { id }),
+      callTool(b.client, 'svc_get_email', { id }),
+    ])
+    expect(payloadOf(fromA).subject).toBe('Seen by both sessions')
+    expect(payloadOf(fromB).subject).toBe('Seen by both sessions')
+
+    const ended = a.transport.sessionId!
+    await a.transport.terminateSession()
+    await a.client.close()
+    const stale = await t.api('/mcp', {
+      method: 'POST',
+      headers: { ...JSON_RPC_HEADERS, 'mcp-session-id': ended },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    expect(stale.status).toBe(404)
+    expect(payloadOf(await callTool(b.client, 'svc_get_email', { id })).id).toBe(id)
+    await b.client.close()
+  })
+
+  it('refuses requests without a session unless they initialize one', async () => {
+    const get = await t.api('/mcp', { headers: { accept: 'text/event-stream' } })
+    expect(get.status).toBe(400)
+    const notInitialize = await t.api('/mcp', {
+      method: 'POST',
+      headers: JSON_RPC_HEADERS,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    })
+    expect(notInitialize.status).toBe(400)
+  })
+})
+
+describe('the /mcp endpoint under a base pathname', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ mcp: true, basePathname: '/mail' })
+  })
+  afterAll(() => t?.stop())
+
+  it('is served at <base_pathname>/mcp, with deep links under the base', async () => {
+    expect(t.baseUrl).toMatch(/\/mail$/)
+    const { client } = await connect(t.baseUrl)
+    const { contents } = await client.readResource({ uri: 'svc://stats' })
+    expect(JSON.parse((contents[0] as { text: string }).text)).toEqual({ emailCount: 0, unreadCount: 0, newestEmail: null, oldestEmail: null })
+    const { id } = await t.send({ subject: 'Under a base' })
+    const found = payloadOf(await callTool(client, 'svc_search_emails', {}))
+    expect(found.emails[0].link).toBe(`${t.svc.http.url}/#/email/${id}`)
+    expect(found.emails[0].link).toMatch(/\/mail\/#\/email\//)
+    await client.close()
+    const outside = await fetch(`${t.baseUrl.replace(/\/mail$/, '')}/mcp`, { method: 'POST' })
+    expect(outside.status).toBe(404)
+  })
+})
+
+describe('without --mcp', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t?.stop())
+
+  it('has no /mcp route', async () => {
+    const response = await t.api('/mcp', {
+      method: 'POST',
+      headers: JSON_RPC_HEADERS,
+      body: initializeBody(1),
+    })
+    expect(response.status).toBe(404)
+    await expect(connect(t.baseUrl)).rejects.toThrow()
+  })
+})
+
+describe('MCP sessions', () => {
+  const sessions = createMcpSessions({ createServer: () => new McpServer({ name: 'test', version: '1' }), maxSessions: 2 })
+  afterAll(() => sessions.closeAll())
+
+  const open = async (id: number) => {
+    const response = await sessions.handle(new Request('http://svc.test/mcp', { method: 'POST', headers: JSON_RPC_HEADERS, body: initializeBody(id) }))
+    expect(response.status).toBe(200)
+    return response.headers.get('mcp-session-id')!
+  }
+  const ping = async (session: string) =>
+    (
+      await sessions.handle(
+        new Request('http://svc.test/mcp', {
+          method: 'POST',
+          headers: { ...JSON_RPC_HEADERS, 'mcp-session-id': session },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'ping' }),
+        }),
+      )
+    ).status
+
+  it('holds at most the cap, closing the least recently used', async () => {
+    const first = await open(1)
+    const second = await open(2)
+    expect(await ping(first)).toBe(200)
+    const third = await open(3)
+    expect(sessions.size).toBe(2)
+    expect(await ping(second)).toBe(404)
+    expect(await ping(first)).toBe(200)
+    expect(await ping(third)).toBe(200)
+  })
+
+  it('frees everything on closeAll', async () => {
+    await sessions.closeAll()
+    expect(sessions.size).toBe(0)
+  })
+})
+
+describe('idle MCP sessions', () => {
+  const IDLE_MS = 60_000
+  beforeAll(() => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] })
+  })
+  afterAll(() => {
+    vi.useRealTimers()
+  })
+
+  it('expire once idle, unless the client holds its event stream open', async () => {
+    const sessions = createMcpSessions({ createServer: () => new McpServer({ name: 'test', version: '1' }), idleMs: IDLE_MS })
+    const open = async () =>
+      (await sessions.handle(new Request('http://svc.test/mcp', { method: 'POST', headers: JSON_RPC_HEADERS, body: initializeBody(1) }))).headers.get(
+        'mcp-session-id',
+      )!
+    const quiet = await open()
+    const listening = await open()
+    const client = new AbortController()
+    const stream = await sessions.handle(
+      new Request('http://svc.test/mcp', { headers: { accept: 'text/event-stream', 'mcp-session-id': listening }, signal: client.signal }),
+    )
+    expect(stream.status).toBe(200)
+
+    vi.advanceTimersByTime(IDLE_MS * 2)
+    await vi.waitFor(() => expect(sessions.size).toBe(1))
+    const alive = await sessions.handle(new Request('http://svc.test/mcp', { method: 'DELETE', headers: { 'mcp-session-id': quiet } }))
+    expect(alive.status).toBe(404)
+
+    client.abort()
+    vi.advanceTimersByTime(IDLE_MS * 2)
+    await vi.waitFor(() => expect(sessions.size).toBe(0))
+    await sessions.closeAll()
+  })
+})

@@ -1,0 +1,133 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseAuthorization } from '../plugins/auth/credentials.js'
+import type { SvcOptions } from '../src/index.js'
+import { expectJsonError, rawGet } from './support/api.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+const basic = (user: string, pass: string) => `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`
+const USER = 'ada'
+const PASS = 'pa:ss wörd'
+const KEY = 'k3y-0123456789'
+
+/** Starts svc with these options for the tests of one describe block. */
+function withSvc(options: SvcOptions): () => TestSvc {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc(options)
+  })
+  afterAll(() => t.stop())
+  return () => t
+}
+
+/** GET with this Authorization header (none when undefined). */
+const get = (t: TestSvc, path: string, authorization?: string) =>
+  t.api(path, authorization === undefined ? {} : { headers: { authorization } })
+
+async function expectUnauthorized(response: Response) {
+  await expectJsonError(response, 401)
+  expect(response.headers.get('www-authenticate')).toBe('Basic realm="svc"')
+}
+
+/** Every kind of web route the guard must cover. */
+const GUARDED = ['/api/email/summary', '/api/email', '/api/config', '/', '/mcp', '/no-such-page']
+
+describe('with --web-user and --web-pass', () => {
+  const svc = withSvc({ webUser: USER, webPass: PASS, mcp: true })
+
+  it('refuses every web route without credentials: 401, WWW-Authenticate, JSON error', async () => {
+    for (const path of GUARDED) await expectUnauthorized(await get(svc(), path))
+    await expectUnauthorized(await svc().api('/api/email/all', { method: 'DELETE' }))
+    await expectUnauthorized(await svc().api('/mcp', { method: 'POST', body: '{}' }))
+  })
+
+  it('refuses a Socket.IO handshake without credentials', async () => {
+    // Engine.IO answers its own path and turns a guard's refusal into 403 { code, message }.
+    const response = await get(svc(), '/socket.io/?EIO=4&transport=polling')
+    expect([401, 403]).toContain(response.status)
+    expect(await response.text()).not.toMatch(/"sid"/)
+  })
+
+  it('refuses a wrong user, a wrong password, a bearer token and malformed headers', async () => {
+    for (const header of [basic('bob', PASS), basic(USER, 'wrong'), basic(USER, ''), basic(USER, `${PASS}x`), `Bearer ${PASS}`, 'Basic !!!', `Basic ${Buffer.from(USER).toString('base64')}`, 'Digest x', PASS]) {
+      await expectUnauthorized(await get(svc(), '/api/email/summary', header))
+    }
+  })
+
+  it('lets the right user and password through, on the API, the inbox and Socket.IO', async () => {
+    expect((await get(svc(), '/api/email/summary', basic(USER, PASS))).status).toBe(200)
+    expect((await get(svc(), '/api/email/summary', `basic ${Buffer.from(`${USER}:${PASS}`).toString('base64')}`)).status).toBe(200)
+    expect((await get(svc(), '/', basic(USER, PASS))).status).not.toBe(401)
+    const polling = await get(svc(), '/socket.io/?EIO=4&transport=polling', basic(USER, PASS))
+    expect(polling.status).toBe(200)
+    expect(await polling.text()).toMatch(/"sid"/)
+  })
+
+  it('never asks for credentials on /api/healthz, and only there', async () => {
+    const response = await get(svc(), '/api/healthz')
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual({ status: 'ok' })
+    expect((await get(svc(), '/api/healthz?x=1')).status).toBe(200)
+    await expectUnauthorized(await get(svc(), '/api/healthzz'))
+    const sneaky = await rawGet(svc().baseUrl, '/api/healthz/../email/summary')
+    expect(sneaky.status).toBe(401)
+  })
+
+  it('answers a CORS preflight without credentials, and nothing else', async () => {
+    const preflight = await svc().api('/api/email/summary', {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
+    })
+    expect(preflight.status).toBeLessThan(300)
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
+    await expectUnauthorized(await svc().api('/api/email/summary', { method: 'OPTIONS' }))
+  })
+})
+
+describe('with --api-key', () => {
+  const svc = withSvc({ apiKey: KEY })
+
+  it('accepts Authorization: Bearer <key> and refuses anything else', async () => {
+    expect((await get(svc(), '/api/email/summary', `Bearer ${KEY}`)).status).toBe(200)
+    expect((await get(svc(), '/api/email/summary', `bearer ${KEY}`)).status).toBe(200)
+    for (const header of [undefined, `Bearer ${KEY}x`, `Bearer ${KEY.slice(0, -1)}`, 'Bearer', KEY, basic(USER, KEY), basic('', KEY)]) {
+      await expectUnauthorized(await get(svc(), '/api/email/summary', header))
+    }
+    expect((await get(svc(), '/api/healthz')).status).toBe(200)
+  })
+})
+
+describe('with both', () => {
+  const svc = withSvc({ webUser: USER, webPass: PASS, apiKey: KEY })
+
+  it('accepts either credential', async () => {
+    expect((await get(svc(), '/api/email', basic(USER, PASS))).status).toBe(200)
+    expect((await get(svc(), '/api/email', `Bearer ${KEY}`)).status).toBe(200)
+    await expectUnauthorized(await get(svc(), '/api/email', basic(USER, KEY)))
+    await expectUnauthorized(await get(svc(), '/api/email', `Bearer ${PASS}`))
+    await expectUnauthorized(await get(svc(), '/api/email'))
+  })
+
+  it('still takes mail over SMTP, which it does not guard', async () => {
+    const { id } = await svc().send({ subject: 'Guarded inbox' })
+    const email = await (await get(svc(), `/api/email/${id}`, `Bearer ${KEY}`)).json()
+    expect(email.subject).toBe('Guarded inbox')
+  })
+})
+
+describe('without credentials configured', () => {
+  const svc = withSvc({})
+
+  it('is off: every route answers without an Authorization header', async () => {
+    expect((await get(svc(), '/api/email/summary')).status).toBe(200)
+    expect((await get(svc(), '/api/email/summary', 'Bearer whatever')).status).toBe(200)
+  })
+})
+
+describe('parseAuthorization', () => {
+  it('splits Basic at the first colon, so passwords may hold colons', () => {
+    expect(parseAuthorization(basic('u', 'a:b:c'))).toEqual({ scheme: 'basic', user: 'u', pass: 'a:b:c' })
+    expect(parseAuthorization('Bearer abc')).toEqual({ scheme: 'bearer', token: 'abc' })
+    expect(parseAuthorization(undefined)).toBeUndefined()
+    expect(parseAuthorization('Bearer a b')).toBeUndefined()
+  })
+})

@@ -1,29 +1,15 @@
-import { mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, utimes, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
-import { afterEach, beforeEach, expect, it } from 'vitest'
-import { startSvc, type TestSvc } from './support/svc.js'
+import { expect, it } from 'vitest'
+import { useMailDirectory } from './persistence-support.js'
+import type { TestSvc } from './support/svc.js'
 
-let dir: string
-const running: TestSvc[] = []
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-eviction-'))
-})
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((t) => t.stop()))
-  await rm(dir, { recursive: true, force: true })
-})
-
-async function start(options: Parameters<typeof startSvc>[0]): Promise<TestSvc> {
-  const t = await startSvc(options)
-  running.push(t)
-  return t
-}
+const mail = useMailDirectory('eviction')
+const start = mail.start
 
 const emlIds = async () =>
-  (await readdir(dir))
+  (await readdir(mail.dir))
     .filter((name) => name.endsWith('.eml'))
     .map((name) => name.slice(0, -4))
     .sort()
@@ -39,7 +25,7 @@ async function sendInOrder(t: TestSvc, subjects: string[]): Promise<string[]> {
 }
 
 it('keeps the newest 100 of 1,000 messages and removes the files of the 900 evicted', async () => {
-  const t = await start({ mailDirectory: dir, maxEmails: 100 })
+  const t = await start({ maxEmails: 100 })
   const times = new Map<string, string>()
   const deleted: string[] = []
   const total = 1000
@@ -75,20 +61,19 @@ it('keeps the newest 100 of 1,000 messages and removes the files of the 900 evic
 })
 
 it('trims a larger backlog at start-up, oldest first, files too', async () => {
-  const first = await start({ mailDirectory: dir })
+  const first = await start()
   const ids = await sendInOrder(first, ['One', 'Two', 'Three', 'Four', 'Five'])
-  running.splice(0, 1)
-  await first.stop()
+  await mail.stop(first)
   expect(await emlIds()).toEqual([...ids].sort())
 
-  const second = await start({ mailDirectory: dir, maxEmails: 2 })
+  const second = await start({ maxEmails: 2 })
   expect(second.svc.store.ids('asc')).toEqual(ids.slice(3))
   expect(second.svc.store.page({ sort: 'asc' }).items.map((item) => item.subject)).toEqual(['Four', 'Five'])
   expect(await emlIds()).toEqual(ids.slice(3).sort())
 })
 
 it('evicts the oldest in order without a mail directory, through the single removal path', async () => {
-  const t = await start({ maxEmails: 3 })
+  const t = await start({ maxEmails: 3, mailDirectory: '' })
   const deleted: string[] = []
   t.svc.smtp.on('delete', ({ id }) => deleted.push(id))
   const ids = await sendInOrder(t, ['A', 'B', 'C', 'D', 'E'])
@@ -97,11 +82,11 @@ it('evicts the oldest in order without a mail directory, through the single remo
 })
 
 it('evicts a reloaded file older than everything kept, at once', async () => {
-  const t = await start({ mailDirectory: dir, maxEmails: 2 })
+  const t = await start({ maxEmails: 2 })
   const ids = await sendInOrder(t, ['Live 1', 'Live 2'])
-  await writeFile(join(dir, 'old.eml'), 'From: a@example.com\r\nTo: b@example.com\r\nSubject: Old\r\n\r\nold\r\n')
+  await writeFile(join(mail.dir, 'old.eml'), 'From: a@example.com\r\nTo: b@example.com\r\nSubject: Old\r\n\r\nold\r\n')
   const then = new Date('2020-01-01T00:00:00Z')
-  await utimes(join(dir, 'old.eml'), then, then)
+  await utimes(join(mail.dir, 'old.eml'), then, then)
 
   expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
   expect(t.svc.store.ids('asc')).toEqual(ids)

@@ -3,37 +3,19 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
-import { afterEach, beforeEach, expect, it } from 'vitest'
+import { expect, it } from 'vitest'
 import type { Email } from '../src/types.js'
-import { startSvc, type TestSvc } from './support/svc.js'
+import { useMailDirectory } from './persistence-support.js'
+import type { TestSvc } from './support/svc.js'
 
-let dir: string
-const running: TestSvc[] = []
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'svc-persistence-'))
-})
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((t) => t.stop()))
-  await rm(dir, { recursive: true, force: true })
-})
-
-async function start(options: Parameters<typeof startSvc>[0] = {}): Promise<TestSvc> {
-  const t = await startSvc({ mailDirectory: dir, ...options })
-  running.push(t)
-  return t
-}
-
-async function stop(t: TestSvc): Promise<void> {
-  running.splice(running.indexOf(t), 1)
-  await t.stop()
-}
+const mail = useMailDirectory('persistence')
+const start = mail.start
 
 async function allEmails(t: TestSvc): Promise<Email[]> {
   return t.svc.smtp.getAllEmails()
 }
 
-const emlFiles = async () => (await readdir(dir)).filter((name) => name.endsWith('.eml')).sort()
+const emlFiles = async () => (await readdir(mail.dir)).filter((name) => name.endsWith('.eml')).sort()
 
 const message = (subject: string, from = 'Alice <alice@example.com>') =>
   `From: ${from}\r\nTo: Bob <bob@example.com>\r\nCc: carol@example.com\r\nSubject: ${subject}\r\nDate: Tue, 02 Jan 2024 03:04:05 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@example.com>\r\n\r\nBody of ${subject}\r\n`
@@ -53,7 +35,7 @@ it('restores ids, times, subjects, bodies and attachments after a restart on the
   await first.send({ subject: 'Second', text: 'Second body', to: 'dave@example.com' })
   const before = await allEmails(first)
   expect(await emlFiles()).toEqual(before.map((email) => `${email.id}.eml`).sort())
-  await stop(first)
+  await mail.stop(first)
 
   const second = await start()
   const after = await allEmails(second)
@@ -73,7 +55,7 @@ it('restores ids, times, subjects, bodies and attachments after a restart on the
       size: original.size,
     })
     expect(await second.svc.smtp.getRawEmail(original.id).then((stream) => stream.toArray())).toEqual([
-      await readFile(join(dir, `${original.id}.eml`)),
+      await readFile(join(mail.dir, `${original.id}.eml`)),
     ])
   }
   const withAttachments = after[0]!
@@ -90,10 +72,10 @@ it('restores ids, times, subjects, bodies and attachments after a restart on the
 })
 
 it('keeps the time of receipt in the file mtime, and falls back to the Date header when the mtime is implausible', async () => {
-  await writeFile(join(dir, 'fromMtime.eml'), message('From mtime'))
-  await utimes(join(dir, 'fromMtime.eml'), new Date('2025-05-06T07:08:09.123Z'), new Date('2025-05-06T07:08:09.123Z'))
-  await writeFile(join(dir, 'fromDate.eml'), message('From date'))
-  await utimes(join(dir, 'fromDate.eml'), new Date(0), new Date(0))
+  await writeFile(join(mail.dir, 'fromMtime.eml'), message('From mtime'))
+  await utimes(join(mail.dir, 'fromMtime.eml'), new Date('2025-05-06T07:08:09.123Z'), new Date('2025-05-06T07:08:09.123Z'))
+  await writeFile(join(mail.dir, 'fromDate.eml'), message('From date'))
+  await utimes(join(mail.dir, 'fromDate.eml'), new Date(0), new Date(0))
 
   const t = await start()
   expect(t.svc.store.summary('fromMtime')?.time).toBe('2025-05-06T07:08:09.123Z')
@@ -109,29 +91,29 @@ it('keeps the time of receipt in the file mtime, and falls back to the Date head
 })
 
 it('skips garbage, unsafe names, symlinks and other files; removes unfinished writes', async () => {
-  await writeFile(join(dir, 'good1.eml'), message('Good one'))
-  await writeFile(join(dir, 'good-2_x.eml'), message('Good two'))
-  await writeFile(join(dir, 'garbage.eml'), Buffer.from([0, 1, 2, 255, 254, 10, 13, 10, 65, 66]))
-  await writeFile(join(dir, 'empty.eml'), '')
-  await writeFile(join(dir, 'notes.txt'), message('Not an eml'))
-  await writeFile(join(dir, 'bad name.eml'), message('Unsafe name'))
-  await writeFile(join(dir, 'dotted.id.eml'), message('Dotted name'))
-  await writeFile(join(dir, 'secret.txt'), message('Secret'))
-  await symlink(join(dir, 'secret.txt'), join(dir, 'link.eml'))
-  await mkdir(join(dir, 'folder.eml'))
-  await writeFile(join(dir, '.crashed.eml.tmp'), 'From: half')
+  await writeFile(join(mail.dir, 'good1.eml'), message('Good one'))
+  await writeFile(join(mail.dir, 'good-2_x.eml'), message('Good two'))
+  await writeFile(join(mail.dir, 'garbage.eml'), Buffer.from([0, 1, 2, 255, 254, 10, 13, 10, 65, 66]))
+  await writeFile(join(mail.dir, 'empty.eml'), '')
+  await writeFile(join(mail.dir, 'notes.txt'), message('Not an eml'))
+  await writeFile(join(mail.dir, 'bad name.eml'), message('Unsafe name'))
+  await writeFile(join(mail.dir, 'dotted.id.eml'), message('Dotted name'))
+  await writeFile(join(mail.dir, 'secret.txt'), message('Secret'))
+  await symlink(join(mail.dir, 'secret.txt'), join(mail.dir, 'link.eml'))
+  await mkdir(join(mail.dir, 'folder.eml'))
+  await writeFile(join(mail.dir, '.crashed.eml.tmp'), 'From: half')
 
   const t = await start()
   const subjects = (await allEmails(t)).map((email) => email.subject).sort()
   expect(subjects).toEqual(['Good one', 'Good two'])
-  expect(existsSync(join(dir, '.crashed.eml.tmp'))).toBe(false)
+  expect(existsSync(join(mail.dir, '.crashed.eml.tmp'))).toBe(false)
   // Skipped files are left alone.
-  expect(existsSync(join(dir, 'garbage.eml'))).toBe(true)
-  expect(existsSync(join(dir, 'bad name.eml'))).toBe(true)
+  expect(existsSync(join(mail.dir, 'garbage.eml'))).toBe(true)
+  expect(existsSync(join(mail.dir, 'bad name.eml'))).toBe(true)
 })
 
 it('creates a missing directory', async () => {
-  const nested = join(dir, 'a', 'b')
+  const nested = join(mail.dir, 'a', 'b')
   const t = await start({ mailDirectory: nested })
   const { id } = await t.send({ subject: 'Nested' })
   expect(await readdir(nested)).toEqual([`${id}.eml`])
@@ -141,17 +123,17 @@ it('removes the file (and a 2.x attachment folder) when an email is deleted', as
   const t = await start()
   const { id } = await t.send({ subject: 'Doomed' })
   const kept = await t.send({ subject: 'Kept' })
-  await mkdir(join(dir, id))
-  await writeFile(join(dir, id, 'attachment.txt'), 'x')
-  expect(existsSync(join(dir, `${id}.eml`))).toBe(true)
+  await mkdir(join(mail.dir, id))
+  await writeFile(join(mail.dir, id, 'attachment.txt'), 'x')
+  expect(existsSync(join(mail.dir, `${id}.eml`))).toBe(true)
 
   const response = await t.api(`/api/email/${id}`, { method: 'DELETE' })
   if (response.status === 404) await t.svc.smtp.deleteEmail(id) // the REST plugin may not be there yet
   expect(t.svc.store.has(id)).toBe(false)
-  expect(await readdir(dir)).toEqual([`${kept.id}.eml`])
+  expect(await readdir(mail.dir)).toEqual([`${kept.id}.eml`])
 
   await t.svc.smtp.deleteAllEmails()
-  expect(await readdir(dir)).toEqual([])
+  expect(await readdir(mail.dir)).toEqual([])
 })
 
 it('reloads files copied in while running, once', async () => {
@@ -160,10 +142,10 @@ it('reloads files copied in while running, once', async () => {
     const t = await start()
     const { id } = await t.send({ subject: 'Live' })
     await writeFile(join(source, 'copied.eml'), message('Copied in'))
-    await copyFile(join(source, 'copied.eml'), join(dir, 'copied.eml'))
+    await copyFile(join(source, 'copied.eml'), join(mail.dir, 'copied.eml'))
     const copiedAt = new Date('2025-01-01T00:00:00.000Z')
-    await utimes(join(dir, 'copied.eml'), copiedAt, copiedAt)
-    await writeFile(join(dir, 'junk.eml'), 'not a message at all')
+    await utimes(join(mail.dir, 'copied.eml'), copiedAt, copiedAt)
+    await writeFile(join(mail.dir, 'junk.eml'), 'not a message at all')
 
     const received: string[] = []
     t.svc.hooks.hook('mail:received', (email) => {
@@ -174,7 +156,7 @@ it('reloads files copied in while running, once', async () => {
     expect(t.svc.store.summary('copied')).toMatchObject({ subject: 'Copied in', time: copiedAt.toISOString() })
     expect(t.svc.store.has(id)).toBe(true)
     // Loading a file does not write it again; a second reload finds nothing new.
-    expect((await stat(join(dir, 'copied.eml'))).mtime).toEqual(copiedAt)
+    expect((await stat(join(mail.dir, 'copied.eml'))).mtime).toEqual(copiedAt)
     expect(await t.svc.services.reloadMailDirectory!()).toBe(0)
     expect(t.svc.store.size).toBe(2)
   } finally {
@@ -185,8 +167,8 @@ it('reloads files copied in while running, once', async () => {
 it('answers 451 and keeps nothing when the file cannot be written', async () => {
   const t = await start()
   // Root ignores permissions: make the directory path unusable instead.
-  await rm(dir, { recursive: true })
-  await writeFile(dir, 'not a directory')
+  await rm(mail.dir, { recursive: true })
+  await writeFile(mail.dir, 'not a directory')
   const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true })
   try {
     await expect(
@@ -196,5 +178,5 @@ it('answers 451 and keeps nothing when the file cannot be written', async () => 
     mailer.close()
   }
   expect(t.svc.store.size).toBe(0)
-  await rm(dir)
+  await rm(mail.dir)
 })

@@ -1,0 +1,35 @@
+import { mkdtemp, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach } from 'vitest'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+/**
+ * A fresh mail directory under the system temp folder for every test, and a
+ * `start` that tracks each svc so it is stopped (and the folder removed) after the test.
+ */
+export function useMailDirectory(prefix: string) {
+  let dir = ''
+  const running: TestSvc[] = []
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), `svc-${prefix}-`))
+  })
+  afterEach(async () => {
+    await Promise.all(running.splice(0).map((t) => t.stop()))
+    await rm(dir, { recursive: true, force: true })
+  })
+  return {
+    get dir() {
+      return dir
+    },
+    async start(options: Parameters<typeof startSvc>[0] = {}): Promise<TestSvc> {
+      const t = await startSvc({ mailDirectory: dir, ...options })
+      running.push(t)
+      return t
+    },
+    async stop(t: TestSvc): Promise<void> {
+      running.splice(running.indexOf(t), 1)
+      await t.stop()
+    },
+  }
+}

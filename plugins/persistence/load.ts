@@ -32,7 +32,7 @@ export async function loadMailFiles(dir: string, ids: string[], logger: ConsolaI
     } catch (error) {
       logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
     }
-    if (++done % PROGRESS_EVERY === 0) logger.info(`Restoring mail: ${done} of ${ids.length} files read`)
+    if (++done % PROGRESS_EVERY === 0 && done < ids.length) logger.info(`Restoring mail: ${done} of ${ids.length} files read`)
   })
   // ISO 8601 strings of one format sort like the times they name.
   return loaded.sort((a, b) => (a.email.time < b.email.time ? -1 : a.email.time > b.email.time ? 1 : 0))

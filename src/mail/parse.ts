@@ -5,9 +5,19 @@ import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, t
 import type { Address, Attachment, Email, Envelope } from '../types.js'
 import { formatSize } from './format.js'
 
+const ID_BYTES = 8
+/** Random bytes drawn 512 ids at a time: one call into the CSPRNG per id cost more than the rest of createId. */
+let entropy = Buffer.alloc(0)
+let used = 0
+
 /** Short, URL-safe, unique enough for one inbox: 64 random bits. */
 export function createId(): string {
-  return randomBytes(8).toString('base64url')
+  if (used + ID_BYTES > entropy.length) {
+    entropy = randomBytes(ID_BYTES * 512)
+    used = 0
+  }
+  used += ID_BYTES
+  return entropy.toString('base64url', used - ID_BYTES, used)
 }
 
 /**

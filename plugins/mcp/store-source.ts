@@ -2,7 +2,7 @@ import { readAttachment } from '../../src/mail/parse.js'
 import type { MailStore } from '../../src/store.js'
 import { MailNotFoundError, type MailSource } from './source.js'
 
-const unknownEmail = (id: string) => new MailNotFoundError(`No email with id "${id}"`)
+const unknownEmail = (id: string) => new MailNotFoundError(`No email with id ${id}`)
 
 /** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */
 export function createStoreSource(store: MailStore): MailSource {
@@ -21,7 +21,7 @@ export function createStoreSource(store: MailStore): MailSource {
       const raw = await store.raw(id)
       if (!raw) throw unknownEmail(id)
       const found = await readAttachment(raw, filename)
-      if (!found) throw new MailNotFoundError(`Email "${id}" has no attachment named "${filename}"`)
+      if (!found) throw new MailNotFoundError(`Email ${id} has no attachment named ${filename}`)
       return found
     },
   }

@@ -1,0 +1,87 @@
+/**
+ * `svc-mcp`: the MCP server of svc over stdio, for agents that start their
+ * tools as processes. It talks to a running svc over its REST API, so that
+ * instance needs no `--mcp`. stdout carries protocol messages only; every
+ * other line goes to stderr.
+ */
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
+import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
+import { unknownFlags } from '../../src/cli/args.js'
+import { packageVersion } from '../../src/paths.js'
+import { createRestSource } from './rest-source.js'
+import { createMcpServer } from './server.js'
+
+export const DEFAULT_API_URL = 'http://localhost:1080'
+
+const args = {
+  url: {
+    type: 'string',
+    alias: 'u',
+    valueHint: 'url',
+    description: `The svc instance as a browser opens it, with its base pathname (not the /api root); env SVC_API_URL; default ${DEFAULT_API_URL}`,
+  },
+  'api-key': {
+    type: 'string',
+    alias: 'k',
+    valueHint: 'key',
+    description: 'Sent as "Authorization: Bearer <key>" when the instance requires it; env SVC_API_KEY',
+  },
+  version: { type: 'boolean', description: 'Print the version' },
+  help: { type: 'boolean', alias: 'h', description: 'Show this help' },
+} satisfies ArgsDef
+
+const command: CommandDef<typeof args> = {
+  meta: {
+    name: 'svc-mcp',
+    version: packageVersion,
+    description: 'MCP server over stdio for a running svc instance. SVC_WEB_URL sets the base of deep links (default: the url).',
+  },
+  args,
+}
+
+export interface SvcMcpOptions {
+  url: string
+  apiKey?: string
+  /** Base of the deep links; the url when absent. */
+  webUrl?: string
+}
+
+/** Serves MCP on stdin/stdout until stdin closes. */
+export async function serveStdio({ url, apiKey, webUrl = url }: SvcMcpOptions): Promise<void> {
+  // Only the transport may write to stdout: anything a library logs goes to stderr instead.
+  console.log = console.info = console.debug = console.error
+  const server = createMcpServer({ source: createRestSource({ url, apiKey }), webUrl })
+  await server.connect(new StdioServerTransport())
+  console.error(`svc-mcp ${packageVersion}: MCP over stdio for the svc at ${url}`)
+}
+
+/** Entry of the `svc-mcp` binary; exits 2 on a bad option, as `svc` does. */
+export async function runSvcMcp(rawArgs = process.argv.slice(2), env = process.env): Promise<void> {
+  const parsed = parseArgs(rawArgs, args)
+  if (parsed.help) return void console.log(await renderUsage(command as CommandDef))
+  if (parsed.version) return void console.log(packageVersion)
+  // citty's parsed types collapse string options to never; read them as what they are.
+  const given = (name: keyof typeof args) => {
+    const value: unknown = parsed[name]
+    return typeof value === 'string' && value !== '' ? value : undefined
+  }
+  const url = (given('url') ?? env.SVC_API_URL ?? DEFAULT_API_URL).replace(/\/+$/, '')
+  const problems = [
+    ...unknownFlags(rawArgs, args).map((flag) => `unknown option ${flag} (see svc-mcp --help)`),
+    ...parsed._.map((word) => `unexpected argument "${word}" (see svc-mcp --help)`),
+    ...(isHttpUrl(url) ? [] : [`--url must be an http(s) URL such as ${DEFAULT_API_URL}, not "${url}"`]),
+  ]
+  if (problems.length > 0) {
+    for (const problem of problems) console.error(`svc-mcp: ${problem}`)
+    process.exit(2)
+  }
+  await serveStdio({ url, apiKey: given('api-key') ?? env.SVC_API_KEY, webUrl: env.SVC_WEB_URL || undefined })
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol)
+  } catch {
+    return false
+  }
+}

@@ -108,7 +108,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   async getRawEmail(id: string): Promise<Readable> {
     const raw = await this.store.raw(id)
     if (!raw) throw new Error(`No email with id ${id}`)
-    return Readable.from([raw])
+    return byteStream(raw)
   }
 
   async deleteEmail(id: string): Promise<boolean> {
@@ -127,7 +127,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     if (!email || !raw) throw new Error(`No email with id ${id}`)
     const found = await readAttachment(raw, filename)
     if (!found) throw new Error(`Email ${id} has no attachment named ${filename}`)
-    return { contentType: found.contentType, stream: Readable.from([found.content]) }
+    return { contentType: found.contentType, stream: byteStream(found.content) }
   }
 
   /** Relays a stored email to its own recipients through the configured outgoing server. */
@@ -212,6 +212,11 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     // The client has its 250 before listeners of `new` run.
     setImmediate(() => this.emit('new', email))
   }
+}
+
+/** A byte stream (not object mode), as a file stream would be, so consumers can setEncoding or count bytes. */
+function byteStream(bytes: Buffer): Readable {
+  return Readable.from([bytes], { objectMode: false })
 }
 
 function envelopeOf(session: SMTPServerSession): Envelope {

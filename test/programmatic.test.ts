@@ -77,6 +77,7 @@ describe('reading', () => {
   it('getRawEmail streams exactly the bytes sent', async () => {
     const stream = await instance.smtp.getRawEmail(email.id)
     expect(typeof stream.pipe).toBe('function')
+    expect(stream.readableObjectMode).toBe(false)
     expect((await buffer(stream)).equals(raw)).toBe(true)
     await expect(instance.smtp.getRawEmail('no-such-id')).rejects.toThrow(/no-such-id/)
   })
@@ -84,6 +85,7 @@ describe('reading', () => {
   it('getEmailAttachment finds by generatedFileName or filename', async () => {
     const second = await instance.smtp.getEmailAttachment(email.id, 'report-1.txt')
     expect(second.contentType).toBe('text/plain')
+    expect(second.stream.readableObjectMode).toBe(false)
     expect((await buffer(second.stream)).toString()).toBe('second report')
     const first = await instance.smtp.getEmailAttachment(email.id, 'report.txt')
     expect((await buffer(first.stream)).toString()).toBe('first report')

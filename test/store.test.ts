@@ -106,7 +106,7 @@ describe('reading', () => {
       read: false,
       subject: 'subject e1',
       size: 100,
-      sizeHuman: '100 B',
+      sizeHuman: '0.10 KB',
       from: [{ address: 'e1@sender.test', name: 'Sender e1' }],
       to: [{ address: 'rcpt@example.com', name: '' }],
       attachmentCount: 0,
@@ -185,6 +185,18 @@ describe('page', () => {
     await store.remove('e2')
     expect(pageIds({})).toEqual(['e3', 'e1', 'e0'])
     expect(store.page().total).toBe(3)
+  })
+})
+
+describe('formatSize', () => {
+  it('writes sizes kilobyte style, megabytes from 1 MB', () => {
+    expect(formatSize(0)).toBe('0.00 KB')
+    expect(formatSize(512)).toBe('0.50 KB')
+    expect(formatSize(1485)).toBe('1.45 KB')
+    expect(formatSize(1024 * 1024 - 6)).toBe('1023.99 KB')
+    expect(formatSize(1024 * 1024 - 1)).toBe('1.00 MB')
+    expect(formatSize(1024 * 1024)).toBe('1.00 MB')
+    expect(formatSize(3.2 * 1024 * 1024)).toBe('3.20 MB')
   })
 })
 

@@ -2,11 +2,12 @@ import type { Email, EmailSummary } from '../types.js'
 
 const PREVIEW_LENGTH = 200
 
-/** Bytes for people: `512 B`, `1.45 KB`, `3.20 MB`. */
+/** Bytes for people, kilobyte style as spec.md asks: `0.50 KB`, `1.45 KB`, `3.20 MB`. */
 export function formatSize(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`
-  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(2)} KB`
-  return `${(bytes / 1024 / 1024).toFixed(2)} MB`
+  const kilobytes = bytes / 1024
+  // Megabytes from where kilobytes would round up to `1024.00 KB`.
+  if (kilobytes < 1023.995) return `${kilobytes.toFixed(2)} KB`
+  return `${(kilobytes / 1024).toFixed(2)} MB`
 }
 
 export function toSummary(email: Email): EmailSummary {

@@ -7,9 +7,9 @@ import { callTool, describeMcpContract, payloadOf, type McpHarness } from './mcp
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /** A client connected over Streamable HTTP to `<baseUrl>/mcp`. */
-async function connect(baseUrl: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+async function connect(baseUrl: string, headers: Record<string, string> = {}): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const client = new Client({ name: 'svc-test', version: '1.0.0' })
-  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`))
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp`), { requestInit: { headers } })
   await client.connect(transport)
   return { client, transport }
 }
@@ -94,6 +94,27 @@ describe('the /mcp endpoint under a base pathname', () => {
     await client.close()
     const outside = await fetch(`${t.baseUrl.replace(/\/mail$/, '')}/mcp`, { method: 'POST' })
     expect(outside.status).toBe(404)
+  })
+})
+
+describe('the /mcp endpoint behind the web auth', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ mcp: true, apiKey: 'k3y', webUser: 'ann', webPass: 'pw' })
+  })
+  afterAll(() => t?.stop())
+
+  it('takes the api key or the web user and password, and nothing less', async () => {
+    expect((await t.api('/mcp', { method: 'POST', headers: JSON_RPC_HEADERS, body: initializeBody(1) })).status).toBe(401)
+    await expect(connect(t.baseUrl)).rejects.toThrow(/Authentication required/)
+    await expect(connect(t.baseUrl, { authorization: 'Bearer wrong' })).rejects.toThrow(/Authentication required/)
+    const { id } = await t.send({ subject: 'Guarded' })
+    const byKey = await connect(t.baseUrl, { authorization: 'Bearer k3y' })
+    expect(payloadOf(await callTool(byKey.client, 'svc_get_email', { id })).subject).toBe('Guarded')
+    await byKey.client.close()
+    const byPassword = await connect(t.baseUrl, { authorization: `Basic ${Buffer.from('ann:pw').toString('base64')}` })
+    expect(payloadOf(await callTool(byPassword.client, 'svc_get_latest_email')).emails[0].id).toBe(id)
+    await byPassword.client.close()
   })
 })
 

@@ -139,7 +139,8 @@ async function fetchPage(page) {
 }
 
 async function loadPage(page) {
-  if (state.pages.has(page) || state.loading.has(page)) return
+  // A reload in flight fetches the pages in view; the render after it asks for what is still missing.
+  if (state.pages.has(page) || state.loading.has(page) || reloading) return
   const generation = state.generation
   state.loading.add(page)
   try {
@@ -197,12 +198,10 @@ function scheduleReload() {
   return reloading
 }
 
+/** Shows the first page for a new search or filter; the old rows stay until it arrives. */
 function applyFilter() {
-  state.pages = new Map()
-  state.generation++
-  state.loading.clear()
-  list.scrollToTop()
   scheduleReload()
+  list.scrollToTop()
 }
 
 function toggleChecked(id) {
@@ -398,11 +397,13 @@ window.addEventListener('hashchange', openFromHash)
 
 const live = $('live')
 const socket = io({ path: socketPath })
+let connectedBefore = false
 socket.on('connect', () => {
   live.textContent = 'Live'
   live.className = 'live on'
   // Events may have been missed while disconnected.
-  if (state.loaded) scheduleReload()
+  if (connectedBefore) scheduleReload()
+  connectedBefore = true
 })
 socket.on('disconnect', () => {
   live.textContent = 'Offline'

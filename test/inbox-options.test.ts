@@ -1,0 +1,95 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { LOGO_SIZE, launchBrowser, loadedImageWidth, mailFrame, row, watchErrors, withInlineImage } from './inbox-support.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+let browser: Browser
+beforeAll(async () => {
+  browser = await launchBrowser()
+})
+afterAll(() => browser?.close())
+
+/** A fresh page in its own context; closed with the describe block. */
+function withPage(options: Parameters<Browser['newContext']>[0] = {}): () => { page: Page; errors: Error[] } {
+  let context: BrowserContext
+  let page: Page
+  let errors: Error[]
+  beforeAll(async () => {
+    context = await browser.newContext({ viewport: { width: 1100, height: 760 }, ...options })
+    page = await context.newPage()
+    errors = watchErrors(page)
+  })
+  afterAll(async () => {
+    await context.close()
+    expect(errors).toEqual([])
+  })
+  return () => ({ page, errors })
+}
+
+describe('under --base-pathname, with relay to another svc', () => {
+  let t: TestSvc
+  let outgoing: TestSvc
+  beforeAll(async () => {
+    outgoing = await startSvc()
+    t = await startSvc({ basePathname: '/mail', outgoingHost: '127.0.0.1', outgoingPort: outgoing.smtpPort })
+  })
+  afterAll(async () => {
+    await t?.stop()
+    await outgoing?.stop()
+  })
+  const use = withPage()
+
+  it('serves the page, its API calls and live events under the base pathname', async () => {
+    const { page } = use()
+    const origin = new URL(t.baseUrl).origin
+    expect((await fetch(`${origin}/`)).status).toBe(404)
+    // Without the trailing slash, the page moves to /mail/ so its relative URLs stay inside.
+    await page.goto(`${origin}/mail`)
+    await page.locator('#live.on').waitFor()
+    expect(new URL(page.url()).pathname).toBe('/mail/')
+
+    const { id } = await t.send(withInlineImage('Based mail'))
+    await row(page, 'Based mail').click()
+    const frame = await mailFrame(page, id)
+    expect(new URL(frame.url()).pathname).toBe(`/mail/api/email/${id}/html`)
+    expect(await loadedImageWidth(frame)).toBe(LOGO_SIZE)
+  })
+
+  it('relays the open message to its recipients through the outgoing server', async () => {
+    const { page } = use()
+    await page.locator('.message-toolbar button', { hasText: 'Relay' }).click()
+    await page.locator('dialog .button.primary').click()
+    await expect.poll(() => page.locator('.toast').textContent()).toContain('Relayed')
+    await expect.poll(() => outgoing.svc.store.size).toBe(1)
+    expect(outgoing.svc.store.page().items[0]!.subject).toBe('Based mail')
+  })
+})
+
+describe('with basic authentication', () => {
+  const credentials = { username: 'ada', password: 'l0velace' }
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc({ webUser: credentials.username, webPass: credentials.password })
+  })
+  afterAll(() => t?.stop())
+  const use = withPage({ httpCredentials: credentials })
+
+  it('asks for credentials', async () => {
+    const response = await fetch(`${t.baseUrl}/`)
+    expect(response.status).toBe(401)
+    expect(response.headers.get('www-authenticate')).toMatch(/^Basic/)
+    const context = await browser.newContext()
+    // Headless Chromium cannot prompt: the page is simply not shown.
+    await expect((await context.newPage()).goto(`${t.baseUrl}/`)).rejects.toThrow(/AUTH/)
+    await context.close()
+  })
+
+  it('works with them: list, live events, the HTML body and its images', async () => {
+    const { page } = use()
+    await page.goto(`${t.baseUrl}/`)
+    await page.locator('#live.on').waitFor()
+    const { id } = await t.send(withInlineImage('Guarded mail'))
+    await row(page, 'Guarded mail').click()
+    expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
+  })
+})

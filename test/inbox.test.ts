@@ -1,0 +1,186 @@
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
+import { packageRoot } from '../src/paths.js'
+import { LOGO_SIZE, launchBrowser, loadedImageWidth, mailFrame, row, watchErrors, withInlineImage } from './inbox-support.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+let t: TestSvc
+let browser: Browser
+let page: Page
+let errors: Error[]
+
+beforeAll(async () => {
+  ;[t, browser] = await Promise.all([startSvc(), launchBrowser()])
+})
+afterAll(async () => {
+  await browser?.close()
+  await t?.stop()
+})
+beforeEach(async () => {
+  await t.svc.store.removeAll()
+  page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  errors = watchErrors(page)
+})
+afterEach(async () => {
+  await page.close()
+  expect(errors).toEqual([])
+})
+
+/** Opens the inbox and waits until it is live. */
+async function openInbox(hash = '') {
+  await page.goto(`${t.baseUrl}/${hash}`)
+  await page.locator('#live.on').waitFor()
+}
+
+it('shows the empty state, then mail sent over SMTP appears without reloading', async () => {
+  await openInbox()
+  await expect.poll(() => page.locator('.empty').textContent()).toContain('No mail yet')
+  await t.send({ subject: 'Arrives live', from: 'Ada Lovelace <ada@example.com>', attachments: [{ filename: 'a.txt', content: 'x' }] })
+  const arrived = row(page, 'Arrives live')
+  await arrived.waitFor()
+  expect(await arrived.getAttribute('class')).toContain('unread')
+  expect(await arrived.locator('.row-from').textContent()).toBe('Ada Lovelace')
+  expect(await arrived.locator('.row-clip').count()).toBe(1)
+  expect(await arrived.locator('.row-size').textContent()).toMatch(/\d+(\.\d+)? (B|KB)/)
+  expect(await page.locator('#counts').textContent()).toBe('1 message · 1 unread')
+  expect(await page.locator('.empty').count()).toBe(0)
+})
+
+it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, source, attachments', async () => {
+  const { id } = await t.send(withInlineImage('Rich message'))
+  await openInbox()
+  await row(page, 'Rich message').click()
+  await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Rich message')
+
+  const iframe = page.locator('iframe.mail-frame')
+  expect(await iframe.getAttribute('sandbox')).not.toContain('allow-scripts')
+  // No outgoing server configured: nothing to relay with.
+  expect(await page.locator('.message-toolbar button', { hasText: 'Relay' }).count()).toBe(0)
+  expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
+  await expect.poll(() => row(page, 'Rich message').getAttribute('class')).toContain(' read')
+  expect(t.svc.store.summary(id)?.read).toBe(true)
+
+  await page.locator('.tab[data-tab=text]').click()
+  expect(await page.locator('.mail-text').textContent()).toBe('Plain text of Rich message')
+  await page.locator('.tab[data-tab=headers]').click()
+  expect(await page.locator('.mail-headers').textContent()).toContain('message-id')
+  await page.locator('.tab[data-tab=source]').click()
+  await expect.poll(() => page.locator('.mail-source').textContent()).toContain('Content-Type: multipart/')
+
+  const link = page.locator('.attachment', { hasText: 'notes.txt' })
+  const href = await link.getAttribute('href')
+  expect(href).toMatch(/\/api\/email\/[^/]+\/attachment\/notes\.txt$/)
+  expect(await (await fetch(new URL(href!, t.baseUrl))).text()).toBe('attached notes')
+})
+
+it('shows mail data as text, never as markup', async () => {
+  await t.send({ subject: '<img src=x onerror="window.pwned=1">Hi', from: '"<b>Eve</b>" <eve@example.com>', text: '<script>window.pwned=2</script>' })
+  await openInbox()
+  const hostile = row(page, 'onerror')
+  await hostile.waitFor()
+  expect(await hostile.locator('.row-subject').textContent()).toBe('<img src=x onerror="window.pwned=1">Hi')
+  expect(await hostile.locator('.row-from').textContent()).toBe('<b>Eve</b>')
+  await hostile.click()
+  await page.locator('.message-subject').waitFor()
+  expect(await page.locator('.message img, .row img, .message b').count()).toBe(0)
+  expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined()
+})
+
+it('searches, and shows unread mail only', async () => {
+  for (const subject of ['Invoice March', 'Invoice April', 'Newsletter']) await t.send({ subject })
+  await openInbox()
+  await row(page, 'Newsletter').waitFor()
+  await page.keyboard.press('/')
+  await page.keyboard.type('invoice')
+  await expect.poll(() => page.locator('.row[data-id]').count()).toBe(2)
+  expect(await row(page, 'Newsletter').count()).toBe(0)
+  await page.fill('#search', 'no such thing')
+  await expect.poll(() => page.locator('.empty').textContent()).toContain('Nothing matches')
+  await page.fill('#search', '')
+  await expect.poll(() => page.locator('.row[data-id]').count()).toBe(3)
+
+  await row(page, 'Invoice March').click()
+  await expect.poll(() => row(page, 'Invoice March').getAttribute('class')).toContain(' read')
+  await page.locator('#unread-only').click()
+  await expect.poll(() => page.locator('.row[data-id]').count()).toBe(2)
+  expect(await row(page, 'Invoice March').count()).toBe(0)
+  expect(await page.locator('#counts').textContent()).toBe('2 shown · 3 messages · 2 unread')
+})
+
+it('deletes one with the keyboard, several with checkboxes, all with a button; marks all read', async () => {
+  for (const subject of ['Alpha', 'Bravo', 'Charlie', 'Delta', 'Echo']) await t.send({ subject })
+  await openInbox()
+  await row(page, 'Alpha').click()
+  await page.locator('.message-subject').waitFor()
+  await page.keyboard.press('Delete')
+  await expect.poll(() => row(page, 'Alpha').count()).toBe(0)
+  await page.keyboard.press('#')
+  await expect.poll(() => page.locator('.row[data-id]').count()).toBe(3)
+  expect(t.svc.store.size).toBe(3)
+
+  await row(page, 'Charlie').locator('input[type=checkbox]').check()
+  await row(page, 'Delta').locator('input[type=checkbox]').check()
+  expect(await page.locator('#selection-count').textContent()).toBe('2 selected')
+  await page.locator('#delete-selected').click()
+  await expect.poll(() => page.locator('.row[data-id]').count()).toBe(1)
+  expect(await row(page, 'Echo').count()).toBe(1)
+
+  expect(await page.locator('.row.unread').count()).toBe(1)
+  await page.locator('#read-all').click()
+  await expect.poll(() => page.locator('.row.unread').count()).toBe(0)
+  expect(t.svc.store.unreadCount).toBe(0)
+
+  await page.locator('#delete-all').click()
+  await page.locator('dialog .button.primary').click()
+  await expect.poll(() => page.locator('.empty').textContent()).toContain('No mail yet')
+  expect(t.svc.store.size).toBe(0)
+})
+
+it('opens a deep link #/email/<id> and moves with j and k', async () => {
+  await t.send({ subject: 'First' })
+  const second = await t.send({ subject: 'Second' })
+  await t.send({ subject: 'Third' })
+  await openInbox(`#/email/${second.id}`)
+  await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Second')
+  expect(await page.locator('.row.open').textContent()).toContain('Second')
+  await page.keyboard.press('j')
+  await expect.poll(() => page.locator('.message-subject').textContent()).toBe('First')
+  expect(page.url()).toMatch(/#\/email\/[^/]+$/)
+  await page.keyboard.press('k')
+  await page.keyboard.press('ArrowUp')
+  await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Third')
+})
+
+it('removes a message deleted elsewhere from the open page', async () => {
+  const { id } = await t.send({ subject: 'Doomed' })
+  await openInbox(`#/email/${id}`)
+  await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Doomed')
+  await t.api(`/api/email/${id}`, { method: 'DELETE' })
+  await expect.poll(() => page.locator('.placeholder-title').textContent()).toBe('This message was deleted')
+  await expect.poll(() => row(page, 'Doomed').count()).toBe(0)
+})
+
+// docs/inbox.png: written when missing, or on demand with UPDATE_SCREENSHOTS=1.
+const screenshot = join(packageRoot, 'docs', 'inbox.png')
+it.runIf(process.env.UPDATE_SCREENSHOTS || !existsSync(screenshot))('draws the screenshot of docs/inbox.md', async () => {
+  const mails = [
+    { from: 'Linear <notifications@linear.app>', subject: '[ACME-142] Checkout fails for guest users', text: 'Grace Hopper moved ACME-142 to In Progress. Priority: urgent.' },
+    { from: 'Stripe <receipts@stripe.com>', subject: 'Your receipt from Acme Inc. #2291-4410', text: 'Amount paid $49.00. Date paid November 3. Payment method Visa 4242.', attachments: [{ filename: 'receipt.pdf', content: 'pdf' }] },
+    { from: 'GitHub <noreply@github.com>', subject: '[acme/web] Fix flaky signup test (#418)', text: 'ada merged 3 commits into main. Checks passed on the last commit.' },
+    { from: 'Acme <hello@acme.test>', subject: 'Reset your password', text: 'Someone asked to reset the password of your Acme account. The link below is valid for 30 minutes.' },
+    {
+      ...withInlineImage('Welcome to Acme, Ada!', 'Thanks for signing up. Confirm your address to get started; the link is valid for 24 hours.'),
+      from: 'Acme <hello@acme.test>',
+      text: 'Thanks for signing up. Confirm your address to get started: https://acme.test/confirm?token=7f3a9c',
+    },
+  ]
+  for (const mail of mails) await t.send({ to: 'Ada Lovelace <ada@example.com>', ...mail })
+  await openInbox()
+  await row(page, 'Welcome to Acme').click()
+  await page.locator('.tab[data-tab=html]').click()
+  const { id } = t.svc.store.page({ limit: 1 }).items[0]!
+  expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
+  await page.screenshot({ path: screenshot })
+})

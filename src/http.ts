@@ -52,7 +52,10 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
         logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)
       }
       const message = status >= 500 && error.unhandled ? 'Internal server error' : error.message
-      return Response.json({ error: message }, { status, headers: error.headers })
+      // Keep the CORS headers middleware already set, so cross-origin callers can read errors too.
+      const headers = new Headers(error.headers)
+      event.res.headers.forEach((value, key) => key.startsWith('access-control-') && headers.set(key, value))
+      return Response.json({ error: message }, { status, headers })
     },
   })
   // Cross-origin callers (a test runner on another port) may use every route.

@@ -184,6 +184,17 @@ describe('deleting', () => {
       await expectJsonError(await t.api('/api/email/delete', { method: 'POST', headers: { 'content-type': 'application/json' }, body }), 400)
     }
     expect((await summary()).storeTotal).toBe(3)
+    const message = await expectJsonError(await t.api('/api/email/delete', { method: 'POST', body: '{"ids": [' }), 400)
+    expect(message).toMatch(/JSON/)
+  })
+
+  it('POST /api/email/delete reads JSON whatever the Content-Type, as curl -d sends it', async () => {
+    const response = await t.api('/api/email/delete', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: '{"ids":["not-there"]}',
+    })
+    expect(await response.json()).toEqual({ deleted: [], notFound: ['not-there'] })
   })
 
   it('DELETE /api/email/all empties the store and answers true', async () => {
@@ -196,9 +207,16 @@ describe('deleting', () => {
   })
 })
 
-describe('unknown routes', () => {
+describe('unknown routes and CORS', () => {
   it('answer 404 JSON', async () => {
     await expectJsonError(await t.api('/api/nothing-here'), 404)
     await expectJsonError(await t.api('/api/email/x/y/z'), 404)
+  })
+
+  it('lets a caller from another origin read answers and errors alike', async () => {
+    const headers = { origin: 'http://localhost:5173' }
+    for (const path of ['/api/email/summary', '/api/email', '/api/email/nope', '/api/email/summary?limit=x', '/api/nothing-here']) {
+      expect((await t.api(path, { headers })).headers.get('access-control-allow-origin'), path).toBe('*')
+    }
   })
 })

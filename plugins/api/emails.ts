@@ -1,15 +1,29 @@
-import { getQuery, getValidatedQuery, readValidatedBody, type H3 } from 'h3'
+import { getQuery, getValidatedQuery, type H3, type H3Event } from 'h3'
 import { z } from 'zod'
 import type { MailStore } from '../../src/store.js'
 import type { BulkDeleteResult, Email } from '../../src/types.js'
 import { matchesFilters, type FieldFilters } from './filter.js'
-import { badRequest, listQuery, summaryQuery } from './query.js'
+import { badRequest, fail, listQuery, summaryQuery } from './query.js'
 import { jsonArrayStream } from './stream.js'
 
 const idsBody = z.object(
   { ids: z.array(z.string(), { error: 'ids must be an array of strings' }) },
   { error: 'The body must be a JSON object { "ids": [string] }' },
 )
+
+/**
+ * The body as JSON whatever its Content-Type says (`curl -d` sends a form
+ * type); an empty body is no value, anything unparsable a 400.
+ */
+async function readJson(event: H3Event): Promise<unknown> {
+  const text = await event.req.text()
+  if (!text.trim()) return undefined
+  try {
+    return JSON.parse(text)
+  } catch {
+    fail(400, 'The body is not valid JSON')
+  }
+}
 
 /** The emails of `GET /api/email`, filtered, then skipped and limited, one at a time. */
 async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>, filters: FieldFilters): AsyncGenerator<Email> {
@@ -44,7 +58,9 @@ export function registerEmailListRoutes(app: H3, store: MailStore): void {
   })
 
   app.post('/api/email/delete', async (event) => {
-    const { ids } = await readValidatedBody(event, idsBody, { onError: badRequest })
+    const body = idsBody.safeParse(await readJson(event))
+    if (!body.success) fail(400, badRequest(body.error).message)
+    const { ids } = body.data
     const result: BulkDeleteResult = { deleted: [], notFound: [] }
     for (const id of new Set(ids)) (await store.remove(id) ? result.deleted : result.notFound).push(id)
     return result

@@ -65,8 +65,7 @@ export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxS
 
   async function open(request: Request): Promise<Response> {
     const server = createServer()
-    const session: Session = { server, transport: undefined!, lastSeen: Date.now(), streams: 0 }
-    session.transport = new WebStandardStreamableHTTPServerTransport({
+    const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
@@ -74,14 +73,15 @@ export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxS
         sessions.set(id, session)
       },
     })
-    session.transport.onclose = () => {
-      const id = session.transport.sessionId
+    const session: Session = { server, transport, lastSeen: Date.now(), streams: 0 }
+    transport.onclose = () => {
+      const id = transport.sessionId
       if (id && sessions.get(id) === session) sessions.delete(id)
     }
-    await server.connect(session.transport)
-    const response = await session.transport.handleRequest(request)
+    await server.connect(transport)
+    const response = await transport.handleRequest(request)
     // Anything but a valid initialize leaves the transport without a session: nothing to keep.
-    if (!session.transport.sessionId) await server.close()
+    if (!transport.sessionId) await server.close()
     return response
   }
 

@@ -6,7 +6,7 @@ import type { MailStore } from '../../src/store.js'
 import type { Email } from '../../src/types.js'
 import { bareContentId, inlineContentIds, referencedContentIds, stripScripts } from './html.js'
 import { requireEmail, requireRaw } from './lookup.js'
-import { fail } from './query.js'
+import { badRequest, fail } from './query.js'
 
 /** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
 const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
@@ -32,7 +32,7 @@ async function relayHandler(event: H3Event, store: MailStore, services: SvcServi
   const email = await requireEmail(store, event)
   const relay = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
   const target = relayTarget.safeParse(getRouterParam(event, 'relayTo', { decode: true }))
-  if (!target.success) fail(400, target.error.issues[0]!.message)
+  if (!target.success) fail(400, badRequest(target.error).message)
   try {
     await relay(email, target.data ? [target.data] : undefined)
   } catch (error) {

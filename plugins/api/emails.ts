@@ -42,7 +42,7 @@ async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>
   }
 }
 
-/** Routes over the whole inbox. Registered before `/api/email/:id` so their names are never taken for ids. */
+/** Routes over the whole inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
 export function registerEmailListRoutes(app: H3, store: MailStore): void {
   app.get('/api/email/summary', async (event) => {
     const { unread, ...query } = await getValidatedQuery(event, summaryQuery, { onError: badRequest })

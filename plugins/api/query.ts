@@ -13,24 +13,21 @@ const count = (name: string) => {
 
 const sort = z.enum(['asc', 'desc'], { error: 'sort must be asc or desc' })
 
-/** `GET /api/email/summary` */
-export const summaryQuery = z.object({
-  skip: count('skip').optional(),
-  limit: count('limit').optional(),
-  search: z.string({ error: 'search must be given once' }).optional(),
-  sort: sort.optional(),
-  // A bare `?unread` counts as true.
-  unread: z
-    .enum(['true', 'false', '1', '0', ''], { error: 'unread must be true or false' })
-    .transform((value) => value !== 'false' && value !== '0')
-    .optional(),
-})
-
 /** The reserved parameters of `GET /api/email`; every other one is a field filter. */
 export const listQuery = z.object({
   skip: count('skip').optional(),
   limit: count('limit').optional(),
   sort: sort.optional(),
+})
+
+/** `GET /api/email/summary` */
+export const summaryQuery = listQuery.extend({
+  search: z.string({ error: 'search must be given once' }).optional(),
+  // A bare `?unread` counts as true.
+  unread: z
+    .enum(['true', 'false', '1', '0', ''], { error: 'unread must be true or false' })
+    .transform((value) => value !== 'false' && value !== '0')
+    .optional(),
 })
 
 /** Turns a failed validation into a 400 whose message is the first problem, which names its parameter. */

@@ -34,9 +34,22 @@ async function openInbox(hash = '') {
   await page.locator('#live.on').waitFor()
 }
 
+it('serves its files with their content types, and nothing else', async () => {
+  const types = { '/': 'text/html', '/app.js': 'text/javascript', '/style.css': 'text/css', '/favicon.svg': 'image/svg+xml' }
+  for (const [path, type] of Object.entries(types)) {
+    const response = await t.api(path)
+    expect(response.status, path).toBe(200)
+    expect(response.headers.get('content-type'), path).toContain(type)
+  }
+  for (const path of ['/..%2Fpackage.json', '/%2e%2e%2findex.ts', '/index.ts', '/nope.js']) {
+    expect((await t.api(path)).status, path).toBe(404)
+  }
+})
+
 it('shows the empty state, then mail sent over SMTP appears without reloading', async () => {
   await openInbox()
   await expect.poll(() => page.locator('.empty').textContent()).toContain('No mail yet')
+  expect(await page.locator('.shortcuts').innerText()).toMatch(/^j\s+k\s+next \/ previous/)
   await t.send({ subject: 'Arrives live', from: 'Ada Lovelace <ada@example.com>', attachments: [{ filename: 'a.txt', content: 'x' }] })
   const arrived = row(page, 'Arrives live')
   await arrived.waitFor()

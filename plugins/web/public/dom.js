@@ -18,7 +18,7 @@ export function h(tag, props = {}, ...children) {
     else if (PROPERTIES.has(key)) el[key] = value
     else el.setAttribute(key, value === true ? '' : String(value))
   }
-  el.append(...children.flat().filter((child) => child !== undefined && child !== null && child !== false))
+  el.append(...children.flat(Infinity).filter((child) => child !== undefined && child !== null && child !== false))
   return el
 }
 

@@ -65,6 +65,27 @@ describe('under --base-pathname, with relay to another svc', () => {
   })
 })
 
+describe('in a narrow window', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t?.stop())
+  const use = withPage({ viewport: { width: 390, height: 760 }, colorScheme: 'dark' })
+
+  it('stacks the list and the message', async () => {
+    const { page } = use()
+    await t.send({ subject: 'Small screen' })
+    await page.goto(`${t.baseUrl}/`)
+    await row(page, 'Small screen').click()
+    await expect.poll(() => page.locator('.message-subject').isVisible()).toBe(true)
+    expect(await page.locator('#list').isVisible()).toBe(false)
+    await page.locator('.message-toolbar .back').click()
+    expect(await page.locator('#list').isVisible()).toBe(true)
+    expect(await page.locator('#reader').isVisible()).toBe(false)
+  })
+})
+
 describe('with basic authentication', () => {
   const credentials = { username: 'ada', password: 'l0velace' }
   let t: TestSvc

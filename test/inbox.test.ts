@@ -166,6 +166,24 @@ it('opens a deep link #/email/<id> and moves with j and k', async () => {
   await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Third')
 })
 
+it('keeps the rows in view in place when mail arrives above them', async () => {
+  for (let i = 1; i <= 30; i++) await t.send({ subject: `Message ${i}` })
+  await openInbox()
+  await row(page, 'Message 30').waitFor()
+  const firstInView = () =>
+    page.evaluate(() => {
+      const list = document.getElementById('list')!
+      const top = list.getBoundingClientRect().top
+      const rows = [...list.querySelectorAll<HTMLElement>('.row[data-id]')]
+      return rows.find((el) => el.getBoundingClientRect().bottom > top + 1)?.querySelector('.row-subject')?.textContent
+    })
+  await page.locator('#list').evaluate((list) => (list.scrollTop = 10 * 76))
+  await expect.poll(firstInView).toBe('Message 20')
+  await t.send({ subject: 'Newcomer' })
+  await expect.poll(() => page.locator('#counts').textContent()).toContain('31 messages')
+  expect(await firstInView()).toBe('Message 20')
+})
+
 it('removes a message deleted elsewhere from the open page', async () => {
   const { id } = await t.send({ subject: 'Doomed' })
   await openInbox(`#/email/${id}`)

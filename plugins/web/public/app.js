@@ -166,12 +166,16 @@ async function reload() {
   const [first, last] = list.inView()
   const wanted = []
   for (let page = Math.floor(Math.max(first, 0) / PAGE_SIZE); page <= Math.floor(Math.max(last, 0) / PAGE_SIZE); page++) wanted.push(page)
+  // The first row in view stays in place when mail arrives or goes above it.
+  const anchor = first > 0 ? itemAt(first)?.id : undefined
   try {
     const results = await Promise.all(wanted.map(fetchPage))
     if (generation !== state.generation) return
     state.pages = new Map(wanted.map((page, i) => [page, results[i].items]))
     setCounts(results.at(-1))
     list.setTotal(state.total)
+    const moved = anchor ? indexOf(anchor) : -1
+    if (moved >= 0 && moved !== first) list.shift(moved - first)
     list.update()
   } catch (error) {
     if (generation === state.generation) toast(`Could not load messages: ${error.message}`, 'error')

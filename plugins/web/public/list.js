@@ -78,6 +78,11 @@ export function createVirtualList({ element, rowHeight, getItem, rowKey, renderR
       if (top < element.scrollTop) element.scrollTop = top
       else if (top + rowHeight > element.scrollTop + element.clientHeight) element.scrollTop = top + rowHeight - element.clientHeight
     },
+    /** Scrolls by whole rows, after rows were added or removed above the view. */
+    shift(rows) {
+      spacer.style.height = `${total * rowHeight}px`
+      element.scrollTop += rows * rowHeight
+    },
     scrollToTop() {
       element.scrollTop = 0
     },

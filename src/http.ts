@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
@@ -33,10 +33,11 @@ export interface HttpShell {
   /** The inbox URL, with the base pathname, once listening. */
   readonly url: string
   readonly port: number
-  /** Adds a check that runs before every web request. */
+  /**
+   * Adds a check that runs before every web request: h3 routes and whatever
+   * attached itself to `server` (Socket.IO) alike.
+   */
   guard(guard: RequestGuard): void
-  /** Runs the guards, for plugins that take requests outside h3 (Socket.IO). */
-  check(req: IncomingMessage): GuardRejection | undefined
   listen(): Promise<number>
   close(): Promise<void>
 }
@@ -73,8 +74,10 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     return url.startsWith(`${base}/`) ? url.slice(base.length) : undefined
   }
 
+  /** The first guard's rejection, or a 404 for a request outside the base pathname. */
   const check = (req: IncomingMessage): GuardRejection | undefined => {
-    const path = (stripBase(req.url ?? '/') ?? '/').split('?')[0]!
+    const path = stripBase(req.url ?? '/')?.split('?')[0]
+    if (path === undefined) return { status: 404, error: `Not found: ${req.url}` }
     for (const guard of guards) {
       const rejection = guard(req, path)
       if (rejection) return rejection
@@ -82,19 +85,14 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     return undefined
   }
 
+  const rejectionHeaders = (rejection: GuardRejection) => ({
+    'content-type': 'application/json',
+    'access-control-allow-origin': '*',
+    ...rejection.headers,
+  })
+
   const handle = (req: IncomingMessage, res: ServerResponse) => {
-    const path = stripBase(req.url ?? '/')
-    const rejection = path === undefined ? { status: 404, error: `Not found: ${req.url}` } : check(req)
-    if (rejection) {
-      res.writeHead(rejection.status, {
-        'content-type': 'application/json',
-        'access-control-allow-origin': '*',
-        ...rejection.headers,
-      })
-      res.end(JSON.stringify({ error: rejection.error }))
-      return
-    }
-    req.url = path
+    req.url = stripBase(req.url ?? '/')
     void toH3(req, res)
   }
 
@@ -106,12 +104,37 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
   // Upgraded connections (Socket.IO's WebSocket) are no longer HTTP connections:
   // closeAllConnections skips them, and server.close would wait for them forever.
   const upgraded = new Set<Socket>()
-  server.on('upgrade', (_req, socket: Socket) => {
-    // Alone, this listener would leave an upgrade nobody answers hanging.
-    if (server.listenerCount('upgrade') === 1) return socket.destroy()
-    upgraded.add(socket)
-    socket.once('close', () => upgraded.delete(socket))
-  })
+
+  /**
+   * Puts the guards in front of every listener on the server, h3's and those
+   * plugins attached themselves (Socket.IO answers its own path before h3
+   * would see it), so that one check covers every web request.
+   */
+  const guardServer = () => {
+    const requestListeners = server.listeners('request') as Array<(req: IncomingMessage, res: ServerResponse) => void>
+    server.removeAllListeners('request')
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      const rejection = check(req)
+      if (rejection) {
+        res.writeHead(rejection.status, rejectionHeaders(rejection)).end(JSON.stringify({ error: rejection.error }))
+        return
+      }
+      for (const listener of requestListeners) listener.call(server, req, res)
+    })
+    const upgradeListeners = server.listeners('upgrade') as Array<(req: IncomingMessage, socket: Socket, head: Buffer) => void>
+    server.removeAllListeners('upgrade')
+    server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      const rejection = check(req) ?? (upgradeListeners.length === 0 ? { status: 404, error: 'Not found' } : undefined)
+      if (rejection) {
+        const headers = Object.entries(rejectionHeaders(rejection)).map(([key, value]) => `${key}: ${value}\r\n`)
+        socket.end(`HTTP/1.1 ${rejection.status} ${STATUS_CODES[rejection.status]}\r\n${headers.join('')}connection: close\r\n\r\n${JSON.stringify({ error: rejection.error })}`)
+        return
+      }
+      upgraded.add(socket)
+      socket.once('close', () => upgraded.delete(socket))
+      for (const listener of upgradeListeners) listener.call(server, req, socket, head)
+    })
+  }
 
   const port = () => (server.address() as AddressInfo | null)?.port ?? 0
   const host = config.webIp === '0.0.0.0' || config.webIp === '::' ? 'localhost' : config.webIp
@@ -129,9 +152,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     guard: (guard) => {
       guards.push(guard)
     },
-    check,
     listen: () =>
       new Promise((resolve, reject) => {
+        guardServer()
         const fail = (error: NodeJS.ErrnoException) => {
           reject(error.code === 'EADDRINUSE' ? new Error(`Web port ${config.web} is already in use`) : error)
         }

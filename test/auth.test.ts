@@ -1,3 +1,4 @@
+import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseAuthorization } from '../plugins/auth/credentials.js'
 import type { SvcOptions } from '../src/index.js'
@@ -40,11 +41,12 @@ describe('with --web-user and --web-pass', () => {
     await expectUnauthorized(await svc().api('/mcp', { method: 'POST', body: '{}' }))
   })
 
-  it('refuses a Socket.IO handshake without credentials', async () => {
-    // Engine.IO answers its own path and turns a guard's refusal into 403 { code, message }.
-    const response = await get(svc(), '/socket.io/?EIO=4&transport=polling')
-    expect([401, 403]).toContain(response.status)
-    expect(await response.text()).not.toMatch(/"sid"/)
+  it('refuses a Socket.IO handshake, its WebSocket upgrade and its client file without credentials', async () => {
+    await expectUnauthorized(await get(svc(), '/socket.io/?EIO=4&transport=polling'))
+    await expectUnauthorized(await get(svc(), '/socket.io/socket.io.min.js'))
+    const upgrade = await rawUpgrade(svc().baseUrl, '/socket.io/?EIO=4&transport=websocket')
+    expect(upgrade).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/)
+    expect(upgrade.toLowerCase()).toContain('www-authenticate: basic')
   })
 
   it('refuses a wrong user, a wrong password, a bearer token and malformed headers', async () => {
@@ -131,3 +133,20 @@ describe('parseAuthorization', () => {
     expect(parseAuthorization('Bearer a b')).toBeUndefined()
   })
 })
+
+/** Sends a WebSocket upgrade request by hand and resolves the raw answer. */
+function rawUpgrade(baseUrl: string, path: string): Promise<string> {
+  const url = new URL(baseUrl)
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(url.port), url.hostname, () => {
+      socket.write(
+        `GET ${url.pathname.replace(/\/$/, '')}${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n` +
+          'Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n',
+      )
+    })
+    let answer = ''
+    socket.on('data', (chunk) => (answer += chunk))
+    socket.on('close', () => resolve(answer))
+    socket.on('error', reject)
+  })
+}

@@ -21,12 +21,8 @@ export default definePlugin({
       path: `${http.basePathname}/socket.io`,
       // The inbox page loads the client from here: no CDN, no build step.
       serveClient: true,
+      // The shell's guards (basic auth, API key) run before Socket.IO sees a request.
       cors: { origin: '*' },
-      // The same guards as every other web route (basic auth, API key).
-      allowRequest: (req, callback) => {
-        const rejection = http.check(req)
-        callback(rejection ? rejection.error : null, !rejection)
-      },
     })
 
     const unhooks = [

@@ -29,10 +29,20 @@ export class SmtpReplyError extends Error {
   }
 }
 
+/*
+ * Limits against stuck or abusive clients. smtp-server reads them from
+ * `smtp.server.options` per connection, which is how tests shorten them.
+ */
 /** Idle clients are dropped after this long; a stuck client never holds a slot for ever. */
 const SOCKET_TIMEOUT_MS = 60_000
 /** How long `close()` lets in-flight transactions finish before cutting them. */
 const CLOSE_GRACE_MS = 4_000
+/**
+ * Recipients per transaction; further RCPT TO get 452 and the client goes on to
+ * DATA with those taken (RFC 5321 4.5.3.1.10). Postfix's default, and it bounds
+ * what one transaction can make svc hold.
+ */
+const MAX_RECIPIENTS = 1000
 
 /**
  * The SMTP intake and the programmatic interface of spec.md: the object
@@ -162,6 +172,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       disableReverseLookup: true,
       socketTimeout: SOCKET_TIMEOUT_MS,
       closeTimeout: CLOSE_GRACE_MS,
+      maxRecipients: MAX_RECIPIENTS,
       logger: false,
       banner: 'svc',
       onAuth: (auth, _session, callback) => {

@@ -54,6 +54,10 @@ describe('GET /api/email/:id/html', () => {
     expect(response.headers.get('content-security-policy')).toBe("script-src 'none'")
   })
 
+  it('opens links in a new tab rather than inside the frame', () => {
+    expect(html.startsWith('<base target="_blank">')).toBe(true)
+  })
+
   it('inlines cid: references as data URIs of the attachment', () => {
     const dataUri = `data:image/png;base64,${PNG.toString('base64')}`
     expect(html).toContain(`<img src="${dataUri}" alt="logo">`)

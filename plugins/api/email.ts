@@ -59,7 +59,8 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
     const email = await requireEmail(store, event)
     if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
     const html = await inlineAttachments(store, email, stripScripts(email.html))
-    return new Response(html, {
+    // Links open in a new tab: inside the inbox's frame they would replace the message.
+    return new Response(`<base target="_blank">${html}`, {
       // Belt and braces: should a script slip through the filter, the browser still will not run it.
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "script-src 'none'" },
     })

@@ -1,10 +1,5 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs'
+import { importBuilt } from './run-built.mjs'
 
-const entry = new URL('../dist/plugins/mcp/stdio.js', import.meta.url)
-if (!existsSync(entry)) {
-  console.error('svc-mcp: not built yet; run `npm install` (or `npm run build`) in the svc folder first')
-  process.exit(1)
-}
-const { runSvcMcp } = await import(entry.href)
+const { runSvcMcp } = await importBuilt('svc-mcp', 'plugins/mcp/stdio.js')
 await runSvcMcp()

@@ -1,10 +1,5 @@
 #!/usr/bin/env node
-import { existsSync } from 'node:fs'
+import { importBuilt } from './run-built.mjs'
 
-const entry = new URL('../dist/src/cli/main.js', import.meta.url)
-if (!existsSync(entry)) {
-  console.error('svc: not built yet; run `npm install` (or `npm run build`) in the svc folder first')
-  process.exit(1)
-}
-const { runCli } = await import(entry.href)
+const { runCli } = await importBuilt('svc', 'src/cli/main.js')
 await runCli()

@@ -1,0 +1,51 @@
+// Timed HTTP requests over one kept-alive loopback connection: node:http
+// rather than fetch, so the client adds as little as possible to latencies.
+import http from 'node:http'
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+
+/**
+ * One request; resolves its status, the body's byte count, the body when
+ * `keep` is set, and the time to the last byte in ms. `onChunk` sees every
+ * chunk as it arrives.
+ */
+export function timedRequest(url, { method = 'GET', keep = true, onChunk } = {}) {
+  const started = performance.now()
+  return new Promise((resolve, reject) => {
+    const request = http.request(url, { method, agent }, (response) => {
+      const chunks = []
+      let bytes = 0
+      response.on('data', (chunk) => {
+        bytes += chunk.length
+        onChunk?.(chunk)
+        if (keep) chunks.push(chunk)
+      })
+      response.on('end', () => {
+        const ms = performance.now() - started
+        if (response.statusCode !== 200) reject(new Error(`${method} ${url}: ${response.statusCode}`))
+        else resolve({ ms, bytes, body: keep ? Buffer.concat(chunks).toString() : '' })
+      })
+      response.on('error', reject)
+    })
+    request.on('error', reject)
+    request.end()
+  })
+}
+
+/** The median of `runs` timed requests, in ms; `url` may be a function of the run's index. */
+export async function medianLatency(url, runs, options) {
+  const times = []
+  for (let i = 0; i < runs; i++) times.push((await timedRequest(typeof url === 'function' ? url(i) : url, options)).ms)
+  return median(times)
+}
+
+export function median(values) {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = sorted.length >> 1
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+export function percentile(values, p) {
+  const sorted = [...values].sort((a, b) => a - b)
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]
+}

@@ -1,0 +1,136 @@
+// Synthetic mail for the benchmark: a transactional message with a text part,
+// the same words as HTML, and a small attachment, as applications send. Words
+// come from a seeded generator, so runs are repeatable and bodies compress
+// like prose, not like a repeated string.
+
+/** Seeded PRNG (mulberry32): the same messages on every run. */
+function random(seed) {
+  let state = seed >>> 0
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const SYLLABLES = 'ba be bi bo bu da de di do du fa fe fi ka ke ki ko la le li lo lu ma me mi mo na ne ni no pa pe pi po ra re ri ro sa se si so ta te ti to va ve vi vo za ze'.split(' ')
+
+/** 2,000 made-up words of 1 to 4 syllables: a vocabulary about as varied as an e-mail's. */
+const VOCABULARY = (() => {
+  const next = random(7)
+  return Array.from({ length: 2000 }, () => {
+    const length = 1 + Math.floor(next() * 4)
+    return Array.from({ length }, () => SYLLABLES[Math.floor(next() * SYLLABLES.length)]).join('')
+  })
+})()
+
+/** The word that only one message of a store carries, for the rare-word search. */
+export const RARE_WORD = 'quetzalcoatlus'
+
+function words(next, bytes) {
+  let out = ''
+  while (out.length < bytes) {
+    out += `${VOCABULARY[Math.floor(next() * VOCABULARY.length)]}${next() < 0.08 ? '. ' : ' '}`
+  }
+  return out.trim()
+}
+
+/** Lines of at most 76 characters, as MIME wants for 7bit parts. */
+function wrap(text, width = 76) {
+  const lines = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line && line.length + word.length + 1 > width) {
+      lines.push(line)
+      line = word
+    } else line = line ? `${line} ${word}` : word
+  }
+  if (line) lines.push(line)
+  return lines.join('\r\n')
+}
+
+function base64Lines(bytes) {
+  return bytes.toString('base64').replace(/.{76}/g, '$&\r\n').replace(/\r\n$/, '')
+}
+
+/**
+ * One message of about `size` bytes: a text part, the same paragraphs as
+ * HTML, a small CSV attachment. `rare` puts RARE_WORD in the text.
+ */
+export function buildMessage(n, { size = 3000, rare = false } = {}) {
+  const next = random(n + 1)
+  const paragraphs = Array.from({ length: 4 }, () => words(next, Math.round((size * 0.96 - 1050) / 8)))
+  if (rare) paragraphs[1] += ` ${RARE_WORD}`
+  const reference = (n * 7919).toString(36).toUpperCase()
+  const text = [`Hello customer ${n},`, ...paragraphs, `Order reference ${reference}`].map((paragraph) => wrap(paragraph)).join('\r\n\r\n')
+  const html = [
+    '<!doctype html><html><head><meta charset="utf-8"><style>body{font-family:sans-serif}p{margin:0 0 1em}</style></head>',
+    `<body><table role="presentation" width="100%"><tr><td><h1>Hello customer ${n},</h1>`,
+    ...paragraphs.map((paragraph) => `<p>${paragraph}</p>`),
+    `<p class="footer">Order reference <b>${reference}</b></p></td></tr></table></body></html>`,
+  ].join('\n')
+  const csv = Buffer.from(Array.from({ length: Math.max(4, Math.round(size / 400)) }, (_, i) => `${n},${i},${Math.floor(next() * 1e6)}`).join('\n'))
+  const boundary = `b1-${n}`
+  const alternative = `b2-${n}`
+  return [
+    'From: "Shop Notifications" <notifications@shop.example>',
+    `To: "Customer ${n}" <customer${n}@example.com>`,
+    `Subject: Your order ${n} has shipped`,
+    `Message-ID: <bench-${n}@shop.example>`,
+    'Date: Mon, 06 May 2024 07:08:09 +0000',
+    'MIME-Version: 1.0',
+    `Content-Type: multipart/mixed; boundary="${boundary}"`,
+    '',
+    `--${boundary}`,
+    `Content-Type: multipart/alternative; boundary="${alternative}"`,
+    '',
+    `--${alternative}`,
+    'Content-Type: text/plain; charset=utf-8',
+    'Content-Transfer-Encoding: 7bit',
+    '',
+    text,
+    `--${alternative}`,
+    'Content-Type: text/html; charset=utf-8',
+    'Content-Transfer-Encoding: 7bit',
+    '',
+    wrap(html.replace(/\n/g, ' ')),
+    `--${alternative}--`,
+    `--${boundary}`,
+    `Content-Type: text/csv; name="order-${n}.csv"`,
+    `Content-Disposition: attachment; filename="order-${n}.csv"`,
+    'Content-Transfer-Encoding: base64',
+    '',
+    base64Lines(csv),
+    `--${boundary}--`,
+    '',
+  ].join('\r\n')
+}
+
+/** A message with one attachment of `bytes` random bytes (base64, so about 4/3 of that on the wire). */
+export function buildLargeMessage(bytes) {
+  const next = random(99)
+  const content = Buffer.alloc(bytes)
+  for (let i = 0; i < bytes; i += 4) content.writeUInt32LE(Math.floor(next() * 4294967296), Math.min(i, bytes - 4))
+  return [
+    'From: sender@example.com',
+    'To: inbox@example.com',
+    'Subject: A large attachment',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="large"',
+    '',
+    '--large',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'The attachment is large.',
+    '--large',
+    'Content-Type: application/octet-stream; name="large.bin"',
+    'Content-Disposition: attachment; filename="large.bin"',
+    'Content-Transfer-Encoding: base64',
+    '',
+    base64Lines(content),
+    '--large--',
+    '',
+  ].join('\r\n')
+}

@@ -1,0 +1,266 @@
+// svc's benchmark: `npm run bench` (add `-- --quick` for a small run, `-- --runs 3`
+// for the median of three). Builds dist/ when the sources are newer, starts
+// svc as a child process for every scenario, prints a table and one JSON line.
+// See docs/benchmark.md.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { io } from 'socket.io-client'
+import { memoryOf, sampleRss, startSvc } from './child.mjs'
+import { median, medianLatency, percentile, timedRequest } from './http-client.mjs'
+import { buildLargeMessage, buildMessage, RARE_WORD } from './messages.mjs'
+import { connectSmtp, sendAll } from './smtp-client.mjs'
+
+const { values: flags } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '1' }, 'no-build': { type: 'boolean', default: false } },
+})
+const QUICK = flags.quick
+const RUNS = Math.max(1, Number(flags.runs) || 1)
+const SIZE = QUICK
+  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024 }
+  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024 }
+const MiB = 1024 * 1024
+const root = fileURLToPath(new URL('..', import.meta.url))
+
+/** What is measured, the target for svc on a 2-core machine and MailDev 3.0's figure there. */
+const MEASURES = [
+  { key: 'intake1', label: `SMTP intake, ${SIZE.intake} × 3 KB, 1 connection`, unit: 'msg/s', target: 2000, better: 'higher', maildev: 407 },
+  { key: 'intake8', label: `SMTP intake, ${SIZE.intake} × 3 KB, 8 connections`, unit: 'msg/s', target: 3000, better: 'higher', maildev: 601 },
+  { key: 'intakeDir1', label: 'SMTP intake with --mail-directory, 1 connection', unit: 'msg/s', better: 'higher' },
+  { key: 'intakeDir8', label: 'SMTP intake with --mail-directory, 8 connections', unit: 'msg/s', target: 2000, better: 'higher', maildev: 570 },
+  { key: 'newMailMedian', label: `End of DATA to newMail, median of ${SIZE.latency}`, unit: 'ms', better: 'lower' },
+  { key: 'newMailP99', label: `End of DATA to newMail, p99 of ${SIZE.latency}`, unit: 'ms', target: 4, better: 'lower', maildev: 10.8 },
+  { key: 'rss', label: `RSS with ${SIZE.stored} × 12 KB stored`, unit: 'MiB', target: 160, better: 'lower', maildev: 417 },
+  { key: 'summary', label: 'GET /api/email/summary (50 items), median', unit: 'ms', target: 1, better: 'lower', maildev: 7.9 },
+  { key: 'search', label: 'Summary search for a rare word, median', unit: 'ms', target: 7, better: 'lower', maildev: 36 },
+  { key: 'getById', label: 'GET /api/email/:id, median', unit: 'ms', better: 'lower' },
+  { key: 'readAll', label: 'PATCH /api/email/read-all, median', unit: 'ms', better: 'lower' },
+  { key: 'listTime', label: 'GET /api/email (all), time', unit: 'ms', better: 'lower' },
+  { key: 'listSize', label: 'GET /api/email (all), size', unit: 'MiB', better: 'lower' },
+  { key: 'listPeak', label: 'GET /api/email (all), peak RSS / steady RSS', unit: '×', target: 1.2, better: 'lower' },
+  { key: 'listPeakRss', label: 'GET /api/email (all), peak RSS', unit: 'MiB', better: 'lower', maildev: 865 },
+  { key: 'restoreHealthy', label: `Start-up with ${SIZE.restored} .eml files, to healthy`, unit: 'ms', better: 'lower' },
+  { key: 'restoreListed', label: `Start-up with ${SIZE.restored} .eml files, to all listed`, unit: 'ms', target: 2000, better: 'lower', maildev: 9300 },
+  { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 500, better: 'lower' },
+  { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
+]
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Rebuilds dist/ when a source file is newer than the compiled CLI. */
+function ensureBuilt() {
+  const built = join(root, 'dist/src/cli/main.js')
+  const newest = (dir) =>
+    readdirSync(join(root, dir), { recursive: true })
+      .filter((name) => String(name).endsWith('.ts'))
+      .reduce((latest, name) => Math.max(latest, statSync(join(root, dir, String(name))).mtimeMs), 0)
+  let builtAt = 0
+  try {
+    builtAt = statSync(built).mtimeMs
+  } catch {}
+  if (Math.max(newest('src'), newest('plugins')) <= builtAt) return
+  console.error('Building dist/ (npm run build)…')
+  const result = spawnSync('npm', ['run', 'build'], { cwd: root, stdio: 'inherit' })
+  if (result.status !== 0) process.exit(result.status ?? 1)
+}
+
+/** Waits until the summary listing counts `count` messages. */
+async function listed(svc, count) {
+  while ((await svc.json('/api/email/summary?limit=1')).storeTotal < count) await sleep(2)
+}
+
+/** Messages per second from the first MAIL FROM until the last message is listed. */
+async function intake({ connections, args = [] }) {
+  const svc = await startSvc(args)
+  try {
+    const messages = Array.from({ length: SIZE.intake }, (_, n) => buildMessage(n, { size: 3000 }))
+    const started = performance.now()
+    await sendAll(svc.smtpPort, { count: messages.length, connections, message: (n) => messages[n] })
+    await listed(svc, messages.length)
+    return Math.round(messages.length / ((performance.now() - started) / 1000))
+  } finally {
+    await svc.stop()
+  }
+}
+
+async function intakeWithDirectory(connections) {
+  const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-'))
+  try {
+    return await intake({ connections, args: ['--mail-directory', dir] })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** From the moment the final `.` is written to the `newMail` event, one message at a time. */
+async function newMailLatency() {
+  const svc = await startSvc()
+  const socket = io(svc.baseUrl, { transports: ['websocket'] })
+  try {
+    await new Promise((resolve, reject) => socket.once('connect', resolve).once('connect_error', reject))
+    const client = await connectSmtp(svc.smtpPort)
+    const times = []
+    const warmUp = 20
+    for (let n = 0; n < SIZE.latency + warmUp; n++) {
+      let sent = 0
+      const subject = `Your order ${n} has shipped`
+      const arrived = new Promise((resolve) => {
+        const onMail = (summary) => {
+          if (summary.subject !== subject) return
+          socket.off('newMail', onMail)
+          resolve(performance.now())
+        }
+        socket.on('newMail', onMail)
+      })
+      await client.send(buildMessage(n, { size: 3000 }), { onDataEnd: () => (sent = performance.now()) })
+      const at = await arrived
+      if (n >= warmUp) times.push(at - sent)
+    }
+    client.close()
+    return { newMailMedian: median(times), newMailP99: percentile(times, 99) }
+  } finally {
+    socket.close()
+    await svc.stop()
+  }
+}
+
+/** Memory and response times with a full store of 12 KB messages. */
+async function largeStore() {
+  const svc = await startSvc()
+  try {
+    const rare = Math.floor(SIZE.stored * 0.43)
+    await sendAll(svc.smtpPort, {
+      count: SIZE.stored,
+      connections: 8,
+      message: (n) => buildMessage(n, { size: 12_000, rare: n === rare }),
+    })
+    await listed(svc, SIZE.stored)
+    await sleep(1000)
+    const steady = svc.rss()
+
+    const summary = await medianLatency(`${svc.baseUrl}/api/email/summary`, 200)
+    const found = JSON.parse((await timedRequest(`${svc.baseUrl}/api/email/summary?search=${RARE_WORD}`)).body)
+    if (found.total !== 1) throw new Error(`the rare word was found ${found.total} times`)
+    const search = await medianLatency(`${svc.baseUrl}/api/email/summary?search=${RARE_WORD}`, 50)
+    const ids = JSON.parse((await timedRequest(`${svc.baseUrl}/api/email/summary?limit=200`)).body).items.map((item) => item.id)
+    const getById = await medianLatency((i) => `${svc.baseUrl}/api/email/${ids[i]}`, 200)
+    const readAll = await medianLatency(`${svc.baseUrl}/api/email/read-all`, 20, { method: 'PATCH' })
+
+    const beforeList = svc.rss()
+    const sampler = sampleRss(svc.pid)
+    const list = await timedRequest(`${svc.baseUrl}/api/email`, { keep: false })
+    const peak = sampler.stop()
+    return {
+      rss: steady / MiB,
+      summary,
+      search,
+      getById,
+      readAll,
+      listTime: list.ms,
+      listSize: list.bytes / MiB,
+      listPeak: peak / beforeList,
+      listPeakRss: peak / MiB,
+    }
+  } finally {
+    await svc.stop()
+  }
+}
+
+/** Start-up with a mail directory full of 12 KB `.eml` files. */
+async function restore() {
+  const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-'))
+  try {
+    for (let n = 0; n < SIZE.restored; n++) writeFileSync(join(dir, `bench${n}.eml`), buildMessage(n, { size: 12_000 }))
+    const started = performance.now()
+    const svc = await startSvc(['--mail-directory', dir])
+    try {
+      await listed(svc, SIZE.restored)
+      return { restoreHealthy: svc.ready, restoreListed: performance.now() - started }
+    } finally {
+      await svc.stop()
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** One message with a 20 MiB attachment: from MAIL FROM to 250, and how far RSS rises. */
+async function largeMessage() {
+  const svc = await startSvc()
+  try {
+    const message = buildLargeMessage(SIZE.large)
+    const client = await connectSmtp(svc.smtpPort)
+    await client.send(buildMessage(0))
+    await sleep(500)
+    const before = memoryOf(svc.pid)
+    const sampler = sampleRss(svc.pid)
+    const started = performance.now()
+    await client.send(message)
+    const largeTime = performance.now() - started
+    await sleep(200)
+    const peak = sampler.stop()
+    client.close()
+    return { largeTime, largeRss: (peak - before) / MiB }
+  } finally {
+    await svc.stop()
+  }
+}
+
+async function runOnce() {
+  return {
+    intake1: await intake({ connections: 1 }),
+    intake8: await intake({ connections: 8 }),
+    intakeDir1: await intakeWithDirectory(1),
+    intakeDir8: await intakeWithDirectory(8),
+    ...(await newMailLatency()),
+    ...(await largeStore()),
+    ...(await restore()),
+    ...(await largeMessage()),
+  }
+}
+
+const format = (value) => (value >= 100 ? String(Math.round(value)) : value >= 10 ? value.toFixed(1) : value.toFixed(2))
+
+function verdict(measure, value) {
+  if (measure.target === undefined) return ''
+  const met = measure.better === 'higher' ? value >= measure.target : value <= measure.target
+  return met ? 'met' : 'NOT met'
+}
+
+function printTable(results) {
+  const rows = MEASURES.map((m) => [
+    m.label,
+    `${format(results[m.key])} ${m.unit}`,
+    m.target === undefined ? '' : `${m.better === 'higher' ? '≥' : '≤'} ${m.target} ${m.unit}`,
+    m.maildev === undefined ? '' : `${m.maildev} ${m.unit}`,
+    verdict(m, results[m.key]),
+  ])
+  const header = ['Measure', 'svc', 'Target', 'MailDev 3.0', '']
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i].length)))
+  const line = (cells) => `| ${cells.map((cell, i) => cell.padEnd(widths[i])).join(' | ')} |`
+  console.log([line(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n'))
+}
+
+if (!flags['no-build']) ensureBuilt()
+const loadBefore = os.loadavg()[0]
+const runs = []
+for (let run = 1; run <= RUNS; run++) {
+  if (RUNS > 1) console.error(`Run ${run} of ${RUNS}…`)
+  runs.push(await runOnce())
+}
+const results = Object.fromEntries(MEASURES.map(({ key }) => [key, median(runs.map((run) => run[key]))]))
+console.log(`svc benchmark${QUICK ? ' (quick)' : ''}: ${RUNS === 1 ? 'one run' : `median of ${RUNS} runs`}, Node ${process.version}, ${os.cpus().length} cores, load ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after\n`)
+printTable(results)
+console.log(
+  JSON.stringify({
+    benchmark: 'svc',
+    quick: QUICK,
+    runs: RUNS,
+    node: process.version,
+    cores: os.cpus().length,
+    results: Object.fromEntries(Object.entries(results).map(([key, value]) => [key, Number(format(value))])),
+  }),
+)

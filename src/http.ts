@@ -42,6 +42,22 @@ export interface HttpShell {
   close(): Promise<void>
 }
 
+/** Node's parser errors with a status and message of their own; any other is a 400. */
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'The request line and headers are over 16 KB: is the URL that long?'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time'],
+}
+
+/** False for a path with a broken escape such as `%E0%A4%A`. */
+function isDecodable(path: string): boolean {
+  try {
+    decodeURIComponent(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
 export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): HttpShell {
   const base = config.basePathname
   const guards: RequestGuard[] = []
@@ -78,6 +94,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
   const check = (req: IncomingMessage): GuardRejection | undefined => {
     const path = stripBase(req.url ?? '/')?.split('?')[0]
     if (path === undefined) return { status: 404, error: `Not found: ${req.url}` }
+    if (!isDecodable(path)) return { status: 400, error: `The URL is not valid percent-encoding: ${req.url}` }
     for (const guard of guards) {
       const rejection = guard(req, path)
       if (rejection) return rejection
@@ -100,6 +117,16 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     config.https && config.httpsKey
       ? createHttpsServer({ key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
       : createHttpServer(handle)
+
+  // Requests Node's parser refuses (headers or URL over 16 KB, broken syntax) reach no handler: answer them in JSON too.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy()
+    const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'Malformed HTTP request']
+    const body = JSON.stringify({ error: message })
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    )
+  })
 
   // Upgraded connections (Socket.IO's WebSocket) are no longer HTTP connections:
   // closeAllConnections skips them, and server.close would wait for them forever.

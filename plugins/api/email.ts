@@ -4,9 +4,13 @@ import { readAttachment } from '../../src/mail/parse.js'
 import type { SvcServices } from '../../src/plugin.js'
 import type { MailStore } from '../../src/store.js'
 import type { Email } from '../../src/types.js'
-import { bareContentId, inlineContentIds, referencedContentIds, stripScripts } from './html.js'
+import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
 import { requireEmail, requireRaw } from './lookup.js'
 import { badRequest, fail } from './query.js'
+import { stripScripts } from './sanitize.js'
+
+/** The policy of `/html`: images, styles and fonts load; scripts, plugins, frames and form posts do not. */
+const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups allow-popups-to-escape-sandbox"
 
 /** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
 const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
@@ -61,8 +65,9 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
     const html = await inlineAttachments(store, email, stripScripts(email.html))
     // Links open in a new tab: inside the inbox's frame they would replace the message.
     return new Response(`<base target="_blank">${html}`, {
-      // Belt and braces: should a script slip through the filter, the browser still will not run it.
-      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "script-src 'none'" },
+      // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
+      // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
+      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },
     })
   })
 

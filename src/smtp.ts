@@ -52,6 +52,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   readonly server: SMTPServer
   /** Sessions between MAIL FROM and the end of their DATA reply. */
   private readonly busy = new Set<string>()
+  private closing = false
 
   constructor(
     private readonly config: SvcConfig,
@@ -92,17 +93,22 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   /** Stops accepting, lets transactions in flight finish, drops idle clients. */
   close(): Promise<void> {
+    this.closing = true
     return new Promise((resolve) => {
       this.server.close(() => {
         this.emit('close')
         resolve()
       })
-      const connections = (this.server as unknown as { connections: Set<{ session?: SMTPServerSession; close(): void }> })
-        .connections
-      for (const connection of connections) {
-        if (!connection.session || !this.busy.has(connection.session.id)) connection.close()
-      }
+      this.dropIdleClients()
     })
+  }
+
+  /** Ends every connection that is not in the middle of a transaction. */
+  private dropIdleClients(): void {
+    const { connections } = this.server as unknown as { connections: Set<{ session?: SMTPServerSession; close(): void }> }
+    for (const connection of connections) {
+      if (!connection.session || !this.busy.has(connection.session.id)) connection.close()
+    }
   }
 
   async getAllEmails(): Promise<Email[]> {
@@ -190,7 +196,11 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
         this.receive(stream, session)
           .then(() => callback())
           .catch((error: Error) => callback(error))
-          .finally(() => this.busy.delete(session.id))
+          .finally(() => {
+            this.busy.delete(session.id)
+            // Closing: the client has its reply and no new transaction would be taken; let it go now, not at the end of the grace period.
+            if (this.closing) this.dropIdleClients()
+          })
       },
       onClose: (session) => {
         this.busy.delete(session.id)

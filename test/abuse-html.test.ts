@@ -168,6 +168,30 @@ describe('GET /api/email/:id/html', () => {
   })
 })
 
+describe('attachments', () => {
+  it('opens HTML, SVG and XHTML attachments as inert documents: nothing runs in svc\'s origin', async () => {
+    const files = [
+      { filename: 'page.html', contentType: 'text/html', content: `<script>${RUN}</script><img src=x onerror="${RUN}">` },
+      { filename: 'logo.svg', contentType: 'image/svg+xml', content: `<svg xmlns="http://www.w3.org/2000/svg" onload="${RUN}"><script>${RUN}</script></svg>` },
+      { filename: 'page.xhtml', contentType: 'application/xhtml+xml', content: `<html xmlns="http://www.w3.org/1999/xhtml"><body><script>${RUN}</script></body></html>` },
+      { filename: 'sniff-me.txt', contentType: 'text/plain', content: `<script>${RUN}</script>` },
+    ]
+    const { id } = await t.send({ subject: 'hostile attachments', text: 'see attached', attachments: files })
+    const page = await browser.newPage()
+    const seen = watch(page)
+    try {
+      for (const { filename } of files) {
+        const response = await page.goto(`${t.baseUrl}/api/email/${id}/attachment/${filename}`)
+        expect(response!.status(), filename).toBe(200)
+        await page.waitForTimeout(100)
+        expect(seen, filename).toEqual([])
+      }
+    } finally {
+      await page.close()
+    }
+  })
+})
+
 describe('the inbox', () => {
   it('shows a message carrying every vector, and its subject, sender and file names, without running any', async () => {
     const { id } = await t.send({

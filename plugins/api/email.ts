@@ -12,6 +12,10 @@ import { stripScripts } from './sanitize.js'
 /** The policy of `/html`: images, styles and fonts load; scripts, plugins, frames and form posts do not. */
 const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups allow-popups-to-escape-sandbox"
 
+/** Attachments open as inert documents of no origin. PDF goes without: browsers block their viewer in a sandbox. */
+const ATTACHMENT_POLICY = "sandbox; script-src 'none'; object-src 'none'"
+const isPdf = (type: string) => /^application\/pdf\b/i.test(type)
+
 /** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
 const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
 
@@ -99,6 +103,8 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
         'content-type': found.contentType,
         'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(attachment!.filename)}`,
         'x-content-type-options': 'nosniff',
+        // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
+        ...(isPdf(found.contentType) ? {} : { 'content-security-policy': ATTACHMENT_POLICY }),
       },
     })
   })

@@ -7,7 +7,7 @@ import type { Email } from '../../src/types.js'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
 import { requireEmail, requireRaw } from './lookup.js'
 import { badRequest, fail } from './query.js'
-import { stripScripts } from './sanitize.js'
+import { toSafeHtml } from './sanitize.js'
 
 /** The policy of `/html`: images, styles and fonts load; scripts, plugins, frames and form posts do not. */
 const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups allow-popups-to-escape-sandbox"
@@ -66,9 +66,8 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
   app.get('/api/email/:id/html', async (event) => {
     const email = await requireEmail(store, event)
     if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
-    const html = await inlineAttachments(store, email, stripScripts(email.html))
-    // Links open in a new tab: inside the inbox's frame they would replace the message.
-    return new Response(`<base target="_blank">${html}`, {
+    const html = await inlineAttachments(store, email, toSafeHtml(email.html))
+    return new Response(html, {
       // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
       // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },

@@ -15,7 +15,12 @@ import { buildLargeMessage, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
 
 const { values: flags } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, runs: { type: 'string', default: '1' }, 'no-build': { type: 'boolean', default: false } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    runs: { type: 'string', default: '1' },
+    only: { type: 'string' },
+    'no-build': { type: 'boolean', default: false },
+  },
 })
 const QUICK = flags.quick
 const RUNS = Math.max(1, Number(flags.runs) || 1)
@@ -209,17 +214,26 @@ async function largeMessage() {
   }
 }
 
+/** Each scenario starts its own svc; `--only` names scenarios to run alone. */
+const SCENARIOS = {
+  intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
+  intake8: async () => ({ intake8: await intake({ connections: 8 }) }),
+  intakeDir1: async () => ({ intakeDir1: await intakeWithDirectory(1) }),
+  intakeDir8: async () => ({ intakeDir8: await intakeWithDirectory(8) }),
+  newMail: newMailLatency,
+  store: largeStore,
+  restore,
+  large: largeMessage,
+}
+
 async function runOnce() {
-  return {
-    intake1: await intake({ connections: 1 }),
-    intake8: await intake({ connections: 8 }),
-    intakeDir1: await intakeWithDirectory(1),
-    intakeDir8: await intakeWithDirectory(8),
-    ...(await newMailLatency()),
-    ...(await largeStore()),
-    ...(await restore()),
-    ...(await largeMessage()),
+  const names = flags.only ? flags.only.split(',') : Object.keys(SCENARIOS)
+  let results = {}
+  for (const name of names) {
+    if (!SCENARIOS[name]) throw new Error(`No scenario ${name}; there are ${Object.keys(SCENARIOS).join(', ')}`)
+    results = { ...results, ...(await SCENARIOS[name]()) }
   }
+  return results
 }
 
 const format = (value) => (value >= 100 ? String(Math.round(value)) : value >= 10 ? value.toFixed(1) : value.toFixed(2))
@@ -231,7 +245,7 @@ function verdict(measure, value) {
 }
 
 function printTable(results) {
-  const rows = MEASURES.map((m) => [
+  const rows = measured.map((m) => [
     m.label,
     `${format(results[m.key])} ${m.unit}`,
     m.target === undefined ? '' : `${m.better === 'higher' ? '≥' : '≤'} ${m.target} ${m.unit}`,
@@ -251,7 +265,8 @@ for (let run = 1; run <= RUNS; run++) {
   if (RUNS > 1) console.error(`Run ${run} of ${RUNS}…`)
   runs.push(await runOnce())
 }
-const results = Object.fromEntries(MEASURES.map(({ key }) => [key, median(runs.map((run) => run[key]))]))
+const measured = MEASURES.filter(({ key }) => key in runs[0])
+const results = Object.fromEntries(measured.map(({ key }) => [key, median(runs.map((run) => run[key]))]))
 console.log(`svc benchmark${QUICK ? ' (quick)' : ''}: ${RUNS === 1 ? 'one run' : `median of ${RUNS} runs`}, Node ${process.version}, ${os.cpus().length} cores, load ${loadBefore.toFixed(1)} before, ${os.loadavg()[0].toFixed(1)} after\n`)
 printTable(results)
 console.log(

@@ -1,6 +1,8 @@
 // A raw SMTP client that is never the bottleneck: one socket reused for every
-// message, MAIL/RCPT/DATA sent in one write when the server offers PIPELINING,
-// replies matched to commands in order.
+// message; with PIPELINING (RFC 2920) MAIL, RCPT and DATA go in one write, and
+// when sending many, a message's content and final dot go in the same write
+// as the next message's MAIL, RCPT and DATA, so each message costs one round
+// trip. Replies are matched to commands in order.
 import net from 'node:net'
 
 /** Opens a session: banner, EHLO, then `send()` as often as wanted. */
@@ -46,31 +48,60 @@ export async function connectSmtp(port, host = '127.0.0.1') {
   socket.write('EHLO bench.test\r\n')
   const pipelining = /^250[ -]PIPELINING$/m.test((await expect(ehlo, 250)).text)
 
+  const ENVELOPE = 'MAIL FROM:<sender@example.com>\r\nRCPT TO:<inbox@example.com>\r\nDATA\r\n'
+  /** Replies to MAIL, RCPT and DATA, asked for before the write that carries them. */
+  const envelopeReplies = () => [reply(), reply(), reply()]
+  const envelopeAccepted = async (replies) => {
+    await expect(replies[0], 250)
+    await expect(replies[1], 250)
+    await expect(replies[2], 354)
+  }
+  /** Without PIPELINING: one command, one reply. */
+  const envelopeStepByStep = async () => {
+    for (const [line, code] of [['MAIL FROM:<sender@example.com>', 250], ['RCPT TO:<inbox@example.com>', 250], ['DATA', 354]]) {
+      const answer = reply()
+      socket.write(`${line}\r\n`)
+      await expect(answer, code)
+    }
+  }
+
   return {
     pipelining,
     /**
-     * Sends one message (a Buffer or string ending in CRLF, no dot-stuffing
-     * needed). `onDataEnd` runs right after the final `.` is written.
+     * Sends one message (a string ending in CRLF, dot-stuffed) and waits for
+     * its 250. `onDataEnd` runs right after the final `.` is written.
      */
-    async send(message, { from = 'sender@example.com', to = 'inbox@example.com', onDataEnd } = {}) {
-      const commands = [`MAIL FROM:<${from}>\r\n`, `RCPT TO:<${to}>\r\n`, 'DATA\r\n']
-      const codes = [250, 250, 354]
+    async send(message, { onDataEnd } = {}) {
       if (pipelining) {
-        const replies = codes.map(() => reply())
-        socket.write(commands.join(''))
-        for (let i = 0; i < codes.length; i++) await expect(replies[i], codes[i])
-      } else {
-        for (let i = 0; i < codes.length; i++) {
-          const answer = reply()
-          socket.write(commands[i])
-          await expect(answer, codes[i])
-        }
-      }
+        const replies = envelopeReplies()
+        socket.write(ENVELOPE)
+        await envelopeAccepted(replies)
+      } else await envelopeStepByStep()
       const accepted = reply()
-      socket.write(message)
-      socket.write('.\r\n')
+      socket.write(`${message}.\r\n`)
       onDataEnd?.()
       return expect(accepted, 250)
+    },
+    /** Sends messages while `next()` gives one, chaining envelopes behind contents when pipelining. */
+    async sendEach(next) {
+      let message = next()
+      if (message === undefined) return
+      if (!pipelining) {
+        for (; message !== undefined; message = next()) await this.send(message)
+        return
+      }
+      let replies = envelopeReplies()
+      socket.write(ENVELOPE)
+      await envelopeAccepted(replies)
+      while (message !== undefined) {
+        const following = next()
+        const accepted = reply()
+        if (following !== undefined) replies = envelopeReplies()
+        socket.write(following === undefined ? `${message}.\r\n` : `${message}.\r\n${ENVELOPE}`)
+        await expect(accepted, 250)
+        if (following !== undefined) await envelopeAccepted(replies)
+        message = following
+      }
     },
     close() {
       socket.end('QUIT\r\n')
@@ -81,13 +112,10 @@ export async function connectSmtp(port, host = '127.0.0.1') {
 /** Sends `count` messages over `connections` sessions; `message(n)` builds message n. */
 export async function sendAll(port, { count, connections, message }) {
   const clients = await Promise.all(Array.from({ length: connections }, () => connectSmtp(port)))
-  let next = 0
+  let sent = 0
+  const next = () => (sent < count ? message(sent++) : undefined)
   try {
-    await Promise.all(
-      clients.map(async (client) => {
-        while (next < count) await client.send(message(next++))
-      }),
-    )
+    await Promise.all(clients.map((client) => client.sendEach(next)))
   } finally {
     for (const client of clients) client.close()
   }

@@ -1,6 +1,8 @@
 import type { SvcHookable } from './hooks.js'
-import { toSearchText, toSummary } from './mail/format.js'
-import type { Email, EmailSummary, SummaryPage } from './types.js'
+import { toSummary } from './mail/format.js'
+import { unpackBody } from './mail/pack.js'
+import { packMail, type PreparedMail } from './mail/prepare.js'
+import type { Email, EmailSummary, Envelope, SummaryPage } from './types.js'
 
 export type SortOrder = 'asc' | 'desc'
 
@@ -15,25 +17,46 @@ export interface PageQuery {
 export const SUMMARY_LIMIT_DEFAULT = 50
 export const SUMMARY_LIMIT_MAX = 200
 
+/** What the store keeps of one message: what listings and search read, the rest packed. */
 interface Entry {
-  email: Email
-  raw: Buffer
   summary: EmailSummary
+  envelope: Envelope
+  /** Lower-case subject, participants and body; also the dictionary `packed` was deflated against. */
   search: string
+  /** Body fields and raw source, see mail/pack.ts. */
+  packed: string
+  /** The raw source when it was too large to pack. */
+  raw?: Buffer
   /** Time of receipt in ms, for ordering. */
   at: number
   removed: boolean
 }
 
+/** Emails last read in full, so that `get` then `markRead` (the REST route) hand out one object, kept in step. */
+const RECENT_EMAILS = 16
+/**
+ * Raw sources of the latest arrivals, so that `mail:received` handlers (the
+ * mail file, a relay) read them without unpacking; bounded by count and bytes.
+ */
+const RECENT_RAWS = 32
+const RECENT_RAW_BYTES = 8 * 1024 * 1024
+
 /**
  * The mail store: insertion-ordered, O(1) by id, counts kept as mail comes
- * and goes. Listings read summaries only; bodies and raw sources are touched
- * only when one message is asked for.
+ * and goes. Listings read summaries only; bodies and raw sources are kept
+ * packed (deflated) and unpacked only when one message is asked for.
  */
 export interface MailStore {
   readonly size: number
   readonly unreadCount: number
+  /** Adds a parsed email; packs it on this thread. */
   add(email: Email, raw: Buffer): void
+  /**
+   * Adds an email packed already (by `parseMail`, off the main thread). Id,
+   * time, read, subject, addresses and envelope are taken from `mail.email`,
+   * so a caller may set them first; the body comes from the packed form.
+   */
+  addPrepared(mail: PreparedMail): void
   has(id: string): boolean
   summary(id: string): EmailSummary | undefined
   get(id: string): Promise<Email | undefined>
@@ -63,6 +86,9 @@ export function createStore(hooks: SvcHookable): MailStore {
   let inTimeOrder = true
   /** Entries by time of receipt, built once when mail stopped arriving in time order. */
   let sorted: Entry[] | undefined
+  const recentEmails = new Map<string, Email>()
+  const recentRaws = new Map<string, Buffer>()
+  let recentRawBytes = 0
 
   const live = (): Entry[] => {
     if (tombstones > 0) {
@@ -87,35 +113,77 @@ export function createStore(hooks: SvcHookable): MailStore {
   }
 
   const setRead = (entry: Entry) => {
-    if (entry.email.read) return false
-    entry.email.read = true
+    if (entry.summary.read) return false
     entry.summary.read = true
+    const email = recentEmails.get(entry.summary.id)
+    if (email) email.read = true
     unread--
     return true
   }
 
-  return {
+  /** The full record, rebuilt from the summary and the packed body, fields in the order parseEmail gives them. */
+  const unpack = (entry: Entry): Email => {
+    const { body } = unpackBody(entry.packed, entry.search)
+    const { id, time, read, subject, from, to, size, sizeHuman } = entry.summary
+    const { cc, date, text, html, headers, priority, attachments } = body
+    return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope: entry.envelope, size, sizeHuman }
+  }
+
+  const remember = <T>(cache: Map<string, T>, id: string, value: T, limit: number) => {
+    cache.delete(id)
+    cache.set(id, value)
+    if (cache.size > limit) cache.delete(cache.keys().next().value!)
+  }
+
+  const rememberRaw = (id: string, raw: Buffer) => {
+    recentRaws.set(id, raw)
+    recentRawBytes += raw.length
+    // The newest stays whatever its size: its mail:received handlers are about to read it.
+    while (recentRaws.size > 1 && (recentRaws.size > RECENT_RAWS || recentRawBytes > RECENT_RAW_BYTES)) forgetRaw(recentRaws.keys().next().value!)
+  }
+
+  const forgetRaw = (id: string) => {
+    const raw = recentRaws.get(id)
+    if (!raw) return
+    recentRaws.delete(id)
+    recentRawBytes -= raw.length
+  }
+
+  const store: MailStore = {
     get size() {
       return byId.size
     },
     get unreadCount() {
       return unread
     },
-    add(email, raw) {
+    add: (email, raw) => store.addPrepared(packMail(email, raw)),
+    addPrepared({ email, raw, search, packed, rawPacked }) {
       if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
       const at = Date.parse(email.time) || 0
       const last = arrival.at(-1)
       if (last && at < last.at) inTimeOrder = false
       sorted = undefined
-      const entry: Entry = { email, raw, summary: toSummary(email), search: toSearchText(email), at, removed: false }
+      const entry: Entry = { summary: toSummary(email), envelope: email.envelope, search, packed, at, removed: false }
+      if (!rawPacked) entry.raw = raw
       byId.set(email.id, entry)
       arrival.push(entry)
       if (!email.read) unread++
+      rememberRaw(email.id, raw)
     },
     has: (id) => byId.has(id),
     summary: (id) => byId.get(id)?.summary,
-    get: async (id) => byId.get(id)?.email,
-    raw: async (id) => byId.get(id)?.raw,
+    async get(id) {
+      const entry = byId.get(id)
+      if (!entry) return undefined
+      const email = recentEmails.get(id) ?? unpack(entry)
+      remember(recentEmails, id, email, RECENT_EMAILS)
+      return email
+    },
+    async raw(id) {
+      const entry = byId.get(id)
+      if (!entry) return undefined
+      return recentRaws.get(id) ?? entry.raw ?? unpackBody(entry.packed, entry.search).raw
+    },
     markRead(id) {
       const entry = byId.get(id)
       return entry ? setRead(entry) : false
@@ -130,9 +198,11 @@ export function createStore(hooks: SvcHookable): MailStore {
       const entry = byId.get(id)
       if (!entry) return false
       byId.delete(id)
+      recentEmails.delete(id)
+      forgetRaw(id)
       entry.removed = true
       tombstones++
-      if (!entry.email.read) unread--
+      if (!entry.summary.read) unread--
       // Keep the tombstones from outgrowing the live list.
       if (tombstones > 1024 && tombstones > byId.size) live()
       if (byId.size === 0) {
@@ -147,7 +217,7 @@ export function createStore(hooks: SvcHookable): MailStore {
     },
     async removeAll() {
       const ids = [...byId.keys()]
-      for (const id of ids) await this.remove(id)
+      for (const id of ids) await store.remove(id)
       return ids
     },
     page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false } = {}) {
@@ -167,7 +237,7 @@ export function createStore(hooks: SvcHookable): MailStore {
       } else {
         total = 0
         for (const entry of walk(sort)) {
-          if (unreadOnly && entry.email.read) continue
+          if (unreadOnly && entry.summary.read) continue
           if (needle && !entry.search.includes(needle)) continue
           if (total >= skip && items.length < clamped) items.push(entry.summary)
           total++
@@ -175,10 +245,11 @@ export function createStore(hooks: SvcHookable): MailStore {
       }
       return { items, total, storeTotal: byId.size, unread, skip, limit: clamped }
     },
-    ids: (order = 'asc') => [...walk(order)].map((entry) => entry.email.id),
+    ids: (order = 'asc') => [...walk(order)].map((entry) => entry.summary.id),
     async *emails(order) {
       const entries = order ? [...walk(order)] : [...live()]
-      for (const entry of entries) if (!entry.removed) yield entry.email
+      for (const entry of entries) if (!entry.removed) yield recentEmails.get(entry.summary.id) ?? unpack(entry)
     },
   }
+  return store
 }

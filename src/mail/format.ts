@@ -21,7 +21,18 @@ export function toSummary(email: Email): EmailSummary {
     from: email.from,
     to: email.to,
     attachmentCount: email.attachments.length,
-    preview: email.text.replace(/\s+/g, ' ').trim().slice(0, PREVIEW_LENGTH),
+    preview: previewOf(email.text),
+  }
+}
+
+/**
+ * The start of the text, whitespace collapsed. Only a prefix is collapsed,
+ * widened until it yields enough: a long body costs no more than a short one.
+ */
+function previewOf(text: string): string {
+  for (let length = 4 * PREVIEW_LENGTH; ; length *= 4) {
+    const collapsed = text.slice(0, length).replace(/\s+/g, ' ').trim()
+    if (collapsed.length > PREVIEW_LENGTH || length >= text.length) return collapsed.slice(0, PREVIEW_LENGTH)
   }
 }
 

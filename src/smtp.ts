@@ -6,7 +6,8 @@ import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
 import type { SvcHookable } from './hooks.js'
-import { parseEmail, readAttachment } from './mail/parse.js'
+import { readAttachment } from './mail/parse.js'
+import { parseMail } from './mail/pool.js'
 import type { SvcServices } from './plugin.js'
 import type { MailStore } from './store.js'
 import type { Email, Envelope } from './types.js'
@@ -209,19 +210,15 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   }
 
   private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<void> {
-    const chunks: Buffer[] = []
-    // Past the limit the rest is only drained, never held.
-    for await (const chunk of stream) if (!stream.sizeExceeded) chunks.push(chunk as Buffer)
-    if (stream.sizeExceeded) {
-      throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
-    }
-    const raw = Buffer.concat(chunks)
-    const email = await parseEmail({ raw, envelope: envelopeOf(session) }).catch((error: Error) => {
+    const raw = await readData(stream)
+    if (!raw) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
+    const mail = await parseMail({ raw, envelope: envelopeOf(session) }).catch((error: Error) => {
       // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
       this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
       throw new SmtpReplyError(554, `Message could not be parsed: ${error.message}`)
     })
-    this.store.add(email, raw)
+    const { email } = mail
+    this.store.addPrepared(mail)
     try {
       await this.hooks.callHook('mail:received', email)
     } catch (error) {
@@ -233,6 +230,31 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     // The client has its 250 before listeners of `new` run.
     setImmediate(() => this.emit('new', email))
   }
+}
+
+/**
+ * The message as one exactly sized buffer of its own (so the parser pool can
+ * move it to a worker without a copy); undefined when it exceeded the size
+ * limit, past which the rest is only drained, never held.
+ */
+function readData(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = []
+    let length = 0
+    stream.on('data', (chunk: Buffer) => {
+      if (stream.sizeExceeded) return
+      chunks.push(chunk)
+      length += chunk.length
+    })
+    stream.once('error', reject)
+    stream.once('end', () => {
+      if (stream.sizeExceeded) return resolve(undefined)
+      const raw = Buffer.allocUnsafeSlow(length)
+      let offset = 0
+      for (const chunk of chunks) offset += chunk.copy(raw, offset)
+      resolve(raw)
+    })
+  })
 }
 
 /** A byte stream (not object mode), as a file stream would be, so consumers can setEncoding or count bytes. */

@@ -39,9 +39,8 @@ export default definePlugin({
     // A temporary file is a write that never finished, so its message was never acknowledged.
     await Promise.all(scan.temps.map((name) => rm(join(dir, name), { force: true })))
     if (scan.temps.length) logger.info(`Removed ${scan.temps.length} unfinished write(s) left by a crash`)
-    const restored = await loadMailFiles(dir, scan.ids, logger)
-    for (const { email, raw } of restored) store.add(email, raw)
-    logger.info(`Restored ${restored.length} email(s) from ${dir} in ${Date.now() - started} ms`)
+    const restored = await loadMailFiles(dir, scan.ids, logger, (mail) => store.addPrepared(mail))
+    logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
 
     const unhooks = [
       // Thrown errors reach the kernel, which drops the message and answers 451.
@@ -66,9 +65,10 @@ export default definePlugin({
       reportRefused(found, logger)
       const fresh = found.ids.filter((id) => !store.has(id) && !pending.has(id))
       let count = 0
-      for (const { email, raw } of await loadMailFiles(dir, fresh, logger)) {
-        if (store.has(email.id) || pending.has(email.id)) continue
-        store.add(email, raw)
+      await loadMailFiles(dir, fresh, logger, async (mail) => {
+        const { email } = mail
+        if (store.has(email.id) || pending.has(email.id)) return
+        store.addPrepared(mail)
         count++
         reloading.add(email.id)
         try {
@@ -78,7 +78,7 @@ export default definePlugin({
         } finally {
           reloading.delete(email.id)
         }
-      }
+      })
       logger.info(`Reloaded ${count} email(s) from ${dir}`)
       return count
     }

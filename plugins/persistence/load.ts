@@ -1,65 +1,95 @@
-import { open } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
-import { parseEmail } from '../../src/mail/parse.js'
+import { parseMail } from '../../src/mail/pool.js'
+import type { PreparedMail } from '../../src/mail/prepare.js'
 import type { Email, Envelope } from '../../src/types.js'
 import { mailFilePath } from './files.js'
 
-export interface LoadedMail {
-  email: Email
-  raw: Buffer
-}
+/** A restored message, parsed and packed for `store.addPrepared`. */
+export type LoadedMail = PreparedMail
 
-/** Files read and parsed at once: enough to overlap disk reads with parsing, few enough to bound memory spikes. */
-const CONCURRENCY = 8
+/** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
+const CONCURRENCY = 16
+/** `stat` calls at once, a cheap first pass that puts the files in order. */
+const STAT_CONCURRENCY = 64
 const PROGRESS_EVERY = 1000
 /** Earlier modification times come from tools that reset timestamps (archives, build caches), not from receipt. */
 const EARLIEST_PLAUSIBLE_MTIME = Date.UTC(2000, 0, 1)
 /** Header field names per RFC 5322; mailparser files lines without a colon under ''. */
 const FIELD_NAME = /^[!-9;-~]+$/
 
-/**
- * Reads and parses mail files, oldest first by time of receipt. A file that
- * cannot be read or is not a message is logged and skipped.
- */
-export async function loadMailFiles(dir: string, ids: string[], logger: ConsolaInstance): Promise<LoadedMail[]> {
-  const loaded: LoadedMail[] = []
-  let done = 0
-  await eachLimited(ids, CONCURRENCY, async (id) => {
-    try {
-      const mail = await loadMailFile(dir, id)
-      if (mail) loaded.push(mail)
-      else logger.warn(`Skipping ${id}.eml: not an e-mail message (no header field)`)
-    } catch (error) {
-      logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
-    }
-    if (++done % PROGRESS_EVERY === 0 && done < ids.length) logger.info(`Restoring mail: ${done} of ${ids.length} files read`)
-  })
-  // ISO 8601 strings of one format sort like the times they name.
-  return loaded.sort((a, b) => (a.email.time < b.email.time ? -1 : a.email.time > b.email.time ? 1 : 0))
+interface MailFile {
+  id: string
+  mtime: number
 }
 
 /**
- * One `<id>.eml`: received at the file's mtime (svc sets it to the time of
- * receipt; the Date header when the mtime is implausible), unread, with the
- * envelope rebuilt from the headers since the file does not keep it.
+ * Reads and parses mail files, oldest first by modification time (svc sets
+ * it to the time of receipt), and hands each to `add` in that order as soon
+ * as it and those before it are ready: a restore holds about CONCURRENCY
+ * messages at a time, however many there are. A file that cannot be read or
+ * is not a message is logged and skipped. Resolves how many were handed over.
  */
-async function loadMailFile(dir: string, id: string): Promise<LoadedMail | undefined> {
-  const handle = await open(mailFilePath(dir, id), 'r')
-  let raw: Buffer
-  let mtime: number
-  try {
-    mtime = Math.round((await handle.stat()).mtimeMs)
-    raw = await handle.readFile()
-  } finally {
-    await handle.close()
+export async function loadMailFiles(
+  dir: string,
+  ids: string[],
+  logger: ConsolaInstance,
+  add: (mail: LoadedMail) => void | Promise<void>,
+): Promise<number> {
+  const files = (await mapLimited(ids, STAT_CONCURRENCY, (id) => statMailFile(dir, id, logger))).filter((file) => file !== undefined)
+  files.sort((a, b) => a.mtime - b.mtime)
+  const loading: Array<Promise<LoadedMail | undefined>> = []
+  let started = 0
+  const startNext = () => {
+    if (started < files.length) loading.push(loadMailFile(dir, files[started++]!, logger))
   }
-  const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
-  const parsed = await parseEmail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined })
-  if (!Object.keys(parsed.headers).some((name) => FIELD_NAME.test(name))) return undefined
-  const email: Email = { ...parsed, envelope: envelopeFromHeaders(parsed) }
-  // parseEmail gives `date` from the Date header, or the current time without one.
-  if (!plausible) email.time = email.date
-  return { email, raw }
+  for (let i = 0; i < CONCURRENCY; i++) startNext()
+  let count = 0
+  for (let done = 1; loading.length > 0; done++) {
+    const mail = await loading.shift()!
+    startNext()
+    if (mail) {
+      await add(mail)
+      count++
+    }
+    if (done % PROGRESS_EVERY === 0 && done < files.length) logger.info(`Restoring mail: ${done} of ${files.length} files read`)
+  }
+  return count
+}
+
+async function statMailFile(dir: string, id: string, logger: ConsolaInstance): Promise<MailFile | undefined> {
+  try {
+    return { id, mtime: Math.round((await stat(mailFilePath(dir, id))).mtimeMs) }
+  } catch (error) {
+    logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
+    return undefined
+  }
+}
+
+/**
+ * One `<id>.eml`: received at the file's mtime (the Date header when the
+ * mtime is implausible), unread, with the envelope rebuilt from the headers
+ * since the file does not keep it. Undefined, and logged, when it cannot be used.
+ */
+async function loadMailFile(dir: string, { id, mtime }: MailFile, logger: ConsolaInstance): Promise<LoadedMail | undefined> {
+  try {
+    const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
+    const raw = await readFile(mailFilePath(dir, id))
+    const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined })
+    const { email } = mail
+    if (!Object.keys(email.headers).some((name) => FIELD_NAME.test(name))) {
+      logger.warn(`Skipping ${id}.eml: not an e-mail message (no header field)`)
+      return undefined
+    }
+    // The store takes envelope and time from the email, so they may be set after parsing.
+    email.envelope = envelopeFromHeaders(email)
+    // parseEmail gives `date` from the Date header, or the current time without one.
+    if (!plausible) email.time = email.date
+    return mail
+  } catch (error) {
+    logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
+    return undefined
+  }
 }
 
 const UNKNOWN_ENVELOPE: Envelope = { from: { address: '' }, to: [], host: '', remoteAddress: '' }
@@ -69,11 +99,16 @@ function envelopeFromHeaders(email: Email): Envelope {
   return { from: { address: email.from[0]?.address ?? '' }, to: recipients, host: '', remoteAddress: '' }
 }
 
-/** Runs `task` over `items` with at most `limit` running at once. */
-async function eachLimited<T>(items: T[], limit: number, task: (item: T) => Promise<void>): Promise<void> {
+/** `task` over `items` with at most `limit` running at once; results in the order of `items`. */
+async function mapLimited<T, R>(items: T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length)
   let next = 0
   const worker = async () => {
-    while (next < items.length) await task(items[next++]!)
+    while (next < items.length) {
+      const index = next++
+      results[index] = await task(items[index]!)
+    }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  return results
 }

@@ -27,7 +27,8 @@ export default definePlugin({
 
     const unhooks = [
       hooks.hook('mail:received', (email) => {
-        const summary = store.summary(email.id)
+        // socket.io encodes an event even for nobody: skip that work while no client listens.
+        const summary = io.engine.clientsCount > 0 && store.summary(email.id)
         if (summary) io.emit('newMail', summary)
       }),
       hooks.hook('mail:deleted', ({ id }) => {

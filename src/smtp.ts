@@ -232,26 +232,40 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   }
 }
 
+/** First capacity for a message: most mail fits. */
+const DATA_START_CAPACITY = 32 * 1024
 /**
- * The message as one exactly sized buffer of its own (so the parser pool can
- * move it to a worker without a copy); undefined when it exceeded the size
+ * Past this size a message keeps the buffer it was collected in rather than
+ * a copy of exactly its size: no second copy of a large message at once, for
+ * at most a third of slack.
+ */
+const DATA_EXACT_MAX = 1024 * 1024
+
+/**
+ * The message as one buffer of its own (so the parser pool can move it to a
+ * worker without a copy), collected as it arrives so that the socket's
+ * chunks are not all held until the end; undefined when it exceeded the size
  * limit, past which the rest is only drained, never held.
  */
 function readData(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    let buffer = Buffer.allocUnsafeSlow(DATA_START_CAPACITY)
     let length = 0
     stream.on('data', (chunk: Buffer) => {
       if (stream.sizeExceeded) return
-      chunks.push(chunk)
-      length += chunk.length
+      if (length + chunk.length > buffer.length) {
+        const grown = Buffer.allocUnsafeSlow(Math.max(length + chunk.length, Math.ceil(buffer.length * 1.5)))
+        buffer.copy(grown, 0, 0, length)
+        buffer = grown
+      }
+      length += chunk.copy(buffer, length)
     })
     stream.once('error', reject)
     stream.once('end', () => {
       if (stream.sizeExceeded) return resolve(undefined)
+      if (length > DATA_EXACT_MAX) return resolve(buffer.subarray(0, length))
       const raw = Buffer.allocUnsafeSlow(length)
-      let offset = 0
-      for (const chunk of chunks) offset += chunk.copy(raw, offset)
+      buffer.copy(raw, 0, 0, length)
       resolve(raw)
     })
   })

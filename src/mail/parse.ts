@@ -1,9 +1,10 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
 import libmime from 'libmime'
-import { simpleParser, type AddressObject, type EmailAddress, type ParsedMail, type SimpleParserOptions } from 'mailparser'
-import type { Address, Attachment, Email, Envelope } from '../types.js'
+import type { AddressObject, EmailAddress, Headers } from 'mailparser'
+import type { Address, Email, Envelope } from '../types.js'
 import { formatSize } from './format.js'
+import { readMime, type MimeMessage } from './mime.js'
 
 const ID_BYTES = 8
 /** Random bytes drawn 512 ids at a time: one call into the CSPRNG per id cost more than the rest of createId. */
@@ -20,17 +21,6 @@ export function createId(): string {
   return entropy.toString('base64url', used - ID_BYTES, used)
 }
 
-/**
- * Bodies stay as written (cid: links included). mailsplit refuses a header
- * block over 1 MB; the message size limit already bounds it, so lift that.
- */
-const parserOptions: SimpleParserOptions & { maxHeadSize: number } = {
-  skipTextToHtml: true,
-  skipImageLinks: true,
-  keepCidLinks: true,
-  maxHeadSize: Number.MAX_SAFE_INTEGER,
-}
-
 export interface ParseInput {
   raw: Buffer
   envelope: Envelope
@@ -40,49 +30,60 @@ export interface ParseInput {
 
 /** Turns a raw RFC 822 message into svc's Email record. */
 export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
-  const parsed = await simpleParser(raw, parserOptions)
+  const parsed = await readMime(raw)
   const headers = headerStrings(parsed)
+  const date = validDate(parsed.headers.get('date'))
   return {
     id,
     time: time.toISOString(),
     read: false,
     subject: subjectOf(parsed, headers),
-    from: addresses(parsed.from),
-    to: addresses(parsed.to),
-    cc: addresses(parsed.cc),
-    date: validDate(parsed.date)?.toISOString() ?? time.toISOString(),
+    from: addresses(parsed.headers.get('from')),
+    to: addresses(parsed.headers.get('to')),
+    cc: addresses(parsed.headers.get('cc')),
+    date: date?.toISOString() ?? time.toISOString(),
     text: parsed.text ?? '',
-    html: typeof parsed.html === 'string' ? parsed.html : '',
+    html: parsed.html ?? '',
     headers,
-    priority: priorityOf(parsed),
-    attachments: toAttachments(parsed),
+    priority: priorityOf(parsed.headers),
+    attachments: parsed.attachments.map((attachment) => ({
+      filename: attachment.filename ?? attachment.generatedFileName,
+      generatedFileName: attachment.generatedFileName,
+      contentType: attachment.contentType,
+      contentDisposition: attachment.contentDisposition ?? 'attachment',
+      contentId: attachment.cid ?? '',
+      size: attachment.size,
+    })),
     envelope,
     size: raw.length,
     sizeHuman: formatSize(raw.length),
   }
 }
 
-/** Re-reads one attachment's content from the raw message. */
+/** Re-reads one attachment's content from the raw message, by generated name or filename; the others are skipped unread. */
 export async function readAttachment(raw: Buffer, filename: string): Promise<{ contentType: string; content: Buffer } | undefined> {
-  const parsed = await simpleParser(raw, parserOptions)
-  const names = generatedNames(parsed)
-  const index = parsed.attachments.findIndex((a, i) => names[i] === filename || a.filename === filename)
-  if (index < 0) return undefined
-  const found = parsed.attachments[index]!
-  return { contentType: found.contentType, content: found.content }
+  let wanted = true
+  const parsed = await readMime(raw, (attachment) => {
+    const match = wanted && (attachment.generatedFileName === filename || attachment.filename === filename)
+    if (match) wanted = false
+    return match
+  })
+  const found = parsed.attachments.find((attachment) => attachment.content)
+  return found && { contentType: found.contentType, content: found.content! }
 }
 
 /** mailparser reads X-Priority, X-MSMail-Priority, Importance and Priority into one header value. */
-function priorityOf(parsed: ParsedMail): Email['priority'] {
-  const value = parsed.headers.get('priority')
+function priorityOf(headers: Headers): Email['priority'] {
+  const value = headers.get('priority')
   return value === 'high' || value === 'low' ? value : 'normal'
 }
 
-function validDate(date: Date | undefined): Date | undefined {
-  return date && !Number.isNaN(date.getTime()) ? date : undefined
+function validDate(date: unknown): Date | undefined {
+  return date instanceof Date && !Number.isNaN(date.getTime()) ? date : undefined
 }
 
-function addresses(field: AddressObject | AddressObject[] | undefined): Address[] {
+function addresses(value: unknown): Address[] {
+  const field = value as AddressObject | AddressObject[] | undefined
   if (!field) return []
   const flat = (list: EmailAddress[]): Address[] =>
     list.flatMap((entry) => (entry.group ? flat(entry.group) : [{ address: entry.address ?? '', name: entry.name ?? '' }]))
@@ -90,7 +91,7 @@ function addresses(field: AddressObject | AddressObject[] | undefined): Address[
 }
 
 /** Header lines as written, unfolded and with encoded words decoded; repeated headers joined by newlines. */
-function headerStrings(parsed: ParsedMail): Record<string, string> {
+function headerStrings(parsed: MimeMessage): Record<string, string> {
   const headers: Record<string, string> = {}
   for (const { key, line } of parsed.headerLines) {
     const colon = line.indexOf(':')
@@ -112,8 +113,8 @@ function eightBit(binary: string): string {
 }
 
 /** mailparser decodes an undeclared Latin-1 subject to U+FFFD; the header value keeps its letters. */
-function subjectOf(parsed: ParsedMail, headers: Record<string, string>): string {
-  const subject = parsed.subject ?? ''
+function subjectOf(parsed: MimeMessage, headers: Record<string, string>): string {
+  const subject = (parsed.headers.get('subject') as string | undefined) ?? ''
   return subject.includes('\ufffd') && headers.subject !== undefined ? headers.subject : subject
 }
 
@@ -123,34 +124,4 @@ function decodeWords(value: string): string {
   } catch {
     return value
   }
-}
-
-/** A unique, non-empty file name per attachment, as 2.x generated them. */
-function generatedNames(parsed: ParsedMail): string[] {
-  const seen = new Map<string, number>()
-  return parsed.attachments.map((attachment, index) => {
-    const base = (attachment.filename || `attachment-${index + 1}${extensionFor(attachment.contentType)}`).replace(/[/\\]/g, '_')
-    const count = seen.get(base) ?? 0
-    seen.set(base, count + 1)
-    if (count === 0) return base
-    const dot = base.lastIndexOf('.')
-    return dot > 0 ? `${base.slice(0, dot)}-${count}${base.slice(dot)}` : `${base}-${count}`
-  })
-}
-
-function extensionFor(contentType: string): string {
-  const extension = libmime.detectExtension(contentType)
-  return extension && extension !== 'bin' ? `.${extension}` : '.bin'
-}
-
-function toAttachments(parsed: ParsedMail): Attachment[] {
-  const names = generatedNames(parsed)
-  return parsed.attachments.map((attachment, index) => ({
-    filename: attachment.filename ?? names[index]!,
-    generatedFileName: names[index]!,
-    contentType: attachment.contentType,
-    contentDisposition: attachment.contentDisposition ?? 'attachment',
-    contentId: attachment.cid ?? '',
-    size: attachment.size ?? attachment.content.length,
-  }))
 }

@@ -1,0 +1,151 @@
+import type { Readable } from 'node:stream'
+import libmime from 'libmime'
+import { MailParser, type AttachmentStream, type HeaderLines, type Headers, type MailParserOptions, type MessageText } from 'mailparser'
+
+/** An attachment as svc lists it; `content` only for the one asked for. */
+export interface MimeAttachment {
+  filename?: string
+  /** Unique and never empty, as 2.x generated them. */
+  generatedFileName: string
+  contentType: string
+  contentDisposition?: string
+  cid?: string
+  /** Decoded size in bytes. */
+  size: number
+  content?: Buffer
+}
+
+export interface MimeMessage {
+  headers: Headers
+  headerLines: HeaderLines
+  text?: string
+  html?: string
+  attachments: MimeAttachment[]
+}
+
+/**
+ * Bodies stay as written (cid: links included). mailsplit refuses a header
+ * block over 1 MB; the message size limit already bounds it, so lift that.
+ */
+const parserOptions: MailParserOptions & { maxHeadSize: number } = {
+  skipTextToHtml: true,
+  skipImageLinks: true,
+  maxHeadSize: Number.MAX_SAFE_INTEGER,
+}
+
+/**
+ * Reads a message with mailparser's MailParser, the way its simpleParser
+ * does, except that attachment bodies are counted and dropped: a 20 MB
+ * attachment is never held whole, nor twice. `keep` picks the attachments
+ * whose content is wanted.
+ */
+export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => boolean = () => false): Promise<MimeMessage> {
+  return new Promise((resolve, reject) => {
+    const parser = new MailParser(parserOptions)
+    const message: MimeMessage = { headers: new Map(), headerLines: [], attachments: [] }
+    const nameOf = nameGenerator()
+    let settled = false
+    const fail = (error: Error) => {
+      if (settled) return
+      settled = true
+      parser.destroy()
+      reject(error)
+    }
+
+    const readAttachment = (part: AttachmentStream, done: () => void) => {
+      const attachment: MimeAttachment = {
+        filename: part.filename,
+        generatedFileName: nameOf(part.filename, part.contentType),
+        contentType: part.contentType,
+        contentDisposition: part.contentDisposition,
+        cid: part.cid,
+        size: 0,
+      }
+      message.attachments.push(attachment)
+      const chunks: Buffer[] | undefined = keep(attachment) ? [] : undefined
+      const content = part.content as Readable
+      content.on('data', (chunk: Buffer) => {
+        attachment.size += chunk.length
+        chunks?.push(chunk)
+      })
+      content.once('end', () => {
+        if (chunks) attachment.content = Buffer.concat(chunks, attachment.size)
+        part.release()
+        done()
+      })
+      content.once('error', fail)
+    }
+
+    let reading = false
+    const read = () => {
+      reading = true
+      let part: AttachmentStream | MessageText | null
+      while ((part = parser.read() as AttachmentStream | MessageText | null) !== null) {
+        if (part.type === 'text') {
+          message.text = part.text
+          if (typeof part.html === 'string') message.html = part.html
+        } else {
+          // Like simpleParser: the next part waits until this attachment is read.
+          return readAttachment(part, read)
+        }
+      }
+      reading = false
+    }
+
+    parser.on('headers', (headers: Headers) => {
+      message.headers = headers
+      message.headerLines = (parser as unknown as { headerLines: HeaderLines }).headerLines
+    })
+    parser.on('readable', () => {
+      if (!reading) read()
+    })
+    parser.on('error', fail)
+    parser.on('end', () => {
+      if (settled) return
+      settled = true
+      resolve(message)
+    })
+    feed(parser, raw)
+  })
+}
+
+/** Bytes handed to the parser at a time. */
+const FEED_SIZE = 256 * 1024
+
+/**
+ * Writes the message in slices (views, not copies), waiting whenever the
+ * parser asks to: handed a large message at once, it would queue every line
+ * and decoded piece of it before any is consumed.
+ */
+function feed(parser: MailParser, raw: Buffer): void {
+  let offset = 0
+  const next = () => {
+    while (offset < raw.length) {
+      const slice = raw.subarray(offset, offset + FEED_SIZE)
+      offset += slice.length
+      if (!parser.write(slice)) return void parser.once('drain', next)
+    }
+    parser.end()
+  }
+  next()
+}
+
+/** A unique, non-empty file name per attachment, in order, as 2.x generated them. */
+function nameGenerator(): (filename: string | undefined, contentType: string) => string {
+  const seen = new Map<string, number>()
+  let index = 0
+  return (filename, contentType) => {
+    index++
+    const base = (filename || `attachment-${index}${extensionFor(contentType)}`).replace(/[/\\]/g, '_')
+    const count = seen.get(base) ?? 0
+    seen.set(base, count + 1)
+    if (count === 0) return base
+    const dot = base.lastIndexOf('.')
+    return dot > 0 ? `${base.slice(0, dot)}-${count}${base.slice(dot)}` : `${base}-${count}`
+  }
+}
+
+function extensionFor(contentType: string): string {
+  const extension = libmime.detectExtension(contentType)
+  return extension && extension !== 'bin' ? `.${extension}` : '.bin'
+}

@@ -58,7 +58,36 @@ export async function writeMailFile(dir: string, id: string, raw: Buffer, time: 
     await rm(temp, { force: true }).catch(() => {})
     throw error
   }
-  await syncDirectory(dir)
+  await syncDirectoryShared(dir)
+}
+
+/** Per directory: the sync running now, and the one that will start after it. */
+const directorySyncs = new Map<string, { running?: Promise<void>; next?: Promise<void> }>()
+
+/**
+ * Group commit: one directory sync covers every rename made before it
+ * started, so concurrent writes share syncs instead of queueing one each. A
+ * caller that comes while a sync runs waits for the next one, which starts
+ * after its rename.
+ */
+function syncDirectoryShared(dir: string): Promise<void> {
+  let state = directorySyncs.get(dir)
+  if (!state) directorySyncs.set(dir, (state = {}))
+  const start = (): Promise<void> => {
+    const run = syncDirectory(dir).finally(() => {
+      if (state.running === run) state.running = undefined
+    })
+    state.running = run
+    return run
+  }
+  if (!state.running) return start()
+  state.next ??= state.running
+    .catch(() => {})
+    .then(() => {
+      state.next = undefined
+      return start()
+    })
+  return state.next
 }
 
 /** Removes `<id>.eml` and the 2.x attachment folder `<id>/`; absent files are fine. */

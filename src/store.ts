@@ -1,5 +1,6 @@
 import type { SvcHookable } from './hooks.js'
 import { toSummary } from './mail/format.js'
+import { mayContain, needleBits } from './mail/filter.js'
 import { unpackBody } from './mail/pack.js'
 import { packMail, type PreparedMail } from './mail/prepare.js'
 import type { Email, EmailSummary, Envelope, SummaryPage } from './types.js'
@@ -23,6 +24,8 @@ interface Entry {
   envelope: Envelope
   /** Lower-case subject, participants and body; also the dictionary `packed` was deflated against. */
   search: string
+  /** Trigram filter of `search`, checked before it is scanned. */
+  filter: string
   /** Body fields and raw source, see mail/pack.ts. */
   packed: string
   /** The raw source when it was too large to pack. */
@@ -157,13 +160,13 @@ export function createStore(hooks: SvcHookable): MailStore {
       return unread
     },
     add: (email, raw) => store.addPrepared(packMail(email, raw)),
-    addPrepared({ email, raw, search, packed, rawPacked }) {
+    addPrepared({ email, raw, search, filter, packed, rawPacked }) {
       if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
       const at = Date.parse(email.time) || 0
       const last = arrival.at(-1)
       if (last && at < last.at) inTimeOrder = false
       sorted = undefined
-      const entry: Entry = { summary: toSummary(email), envelope: email.envelope, search, packed, at, removed: false }
+      const entry: Entry = { summary: toSummary(email), envelope: email.envelope, search, filter, packed, at, removed: false }
       if (!rawPacked) entry.raw = raw
       byId.set(email.id, entry)
       arrival.push(entry)
@@ -236,9 +239,10 @@ export function createStore(hooks: SvcHookable): MailStore {
         }
       } else {
         total = 0
+        const bits = needle ? needleBits(needle) : []
         for (const entry of walk(sort)) {
           if (unreadOnly && entry.summary.read) continue
-          if (needle && !entry.search.includes(needle)) continue
+          if (needle && !(mayContain(entry.filter, bits) && entry.search.includes(needle))) continue
           if (total >= skip && items.length < clamped) items.push(entry.summary)
           total++
         }

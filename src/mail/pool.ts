@@ -22,7 +22,7 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 
 type Reply = { seq: number; raw: Uint8Array<ArrayBuffer> } & (
   | { error: string }
-  | { email: Email; search: string; packed: string; rawPacked: boolean; error?: undefined }
+  | { email: Email; search: string; filter: string; packed: string; rawPacked: boolean; error?: undefined }
 )
 
 interface Pending {
@@ -63,7 +63,10 @@ function spawn(): PoolWorker {
     if (pending.size === 0) worker.unref()
     const raw = Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength)
     if (reply.error !== undefined) task.reject(new Error(reply.error))
-    else task.resolve({ email: reply.email, raw, search: reply.search, packed: reply.packed, rawPacked: reply.rawPacked })
+    else {
+      const { email, search, filter, packed, rawPacked } = reply
+      task.resolve({ email, raw, search, filter, packed, rawPacked })
+    }
   })
   const fail = (error: Error) => {
     // A crashed worker (out of memory on a huge message) fails its own tasks only; the next parse starts a fresh one.

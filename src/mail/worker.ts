@@ -18,8 +18,8 @@ Error.stackTraceLimit = 0
 parentPort!.on('message', ({ seq, raw, envelope, id, time }: ParseTask) => {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
   prepareMail({ raw: bytes, envelope, id, time: time === undefined ? undefined : new Date(time) }).then(
-    ({ email, search, packed, rawPacked }) => {
-      parentPort!.postMessage({ seq, email, search, packed, rawPacked, raw }, [raw.buffer])
+    ({ email, search, filter, packed, rawPacked }) => {
+      parentPort!.postMessage({ seq, email, search, filter, packed, rawPacked, raw }, [raw.buffer])
     },
     (error: Error) => {
       parentPort!.postMessage({ seq, error: error.message, raw }, [raw.buffer])

@@ -17,6 +17,8 @@ import type { ParseTask } from './worker.js'
  * core, so every core has work.
  */
 const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism() - 1))
+/** A worker with nothing to do for this long stops, giving back its heap; the next burst starts one again. */
+const IDLE_WORKER_MS = 10_000
 /** Parser garbage dies young; a small young generation keeps each worker's memory small at no measurable cost. */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 
@@ -33,6 +35,7 @@ interface Pending {
 interface PoolWorker {
   worker: Worker
   pending: Map<number, Pending>
+  idle?: NodeJS.Timeout
 }
 
 /**
@@ -60,7 +63,14 @@ function spawn(): PoolWorker {
     const task = pending.get(reply.seq)
     if (!task) return
     pending.delete(reply.seq)
-    if (pending.size === 0) worker.unref()
+    if (pending.size === 0) {
+      worker.unref()
+      entry.idle = setTimeout(() => {
+        // Out of the pool first, so that no task is posted to a worker on its way out.
+        forget(entry)
+        void worker.terminate()
+      }, IDLE_WORKER_MS).unref()
+    }
     const raw = Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength)
     if (reply.error !== undefined) task.reject(new Error(reply.error))
     else {
@@ -70,14 +80,18 @@ function spawn(): PoolWorker {
   })
   const fail = (error: Error) => {
     // A crashed worker (out of memory on a huge message) fails its own tasks only; the next parse starts a fresh one.
-    const index = workers.indexOf(entry)
-    if (index >= 0) workers.splice(index, 1)
+    forget(entry)
     for (const task of pending.values()) task.reject(error)
     pending.clear()
   }
   worker.on('error', fail)
   worker.on('exit', (code) => fail(new Error(`The parser worker stopped (exit code ${code})`)))
   return entry
+}
+
+function forget(entry: PoolWorker): void {
+  const index = workers.indexOf(entry)
+  if (index >= 0) workers.splice(index, 1)
 }
 
 /** The least busy worker, starting another while the pool is not full. */
@@ -113,12 +127,16 @@ export async function parseMail(input: ParseInput): Promise<PreparedMail> {
 }
 
 function parseOnWorker(input: ParseInput): Promise<PreparedMail> {
-  const { worker, pending } = pick()
+  const entry = pick()
+  const { worker, pending } = entry
   const seq = nextSeq++
   const raw = transferable(input.raw)
   const task: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime() }
   return new Promise((resolve, reject) => {
-    if (pending.size === 0) worker.ref()
+    if (pending.size === 0) {
+      clearTimeout(entry.idle)
+      worker.ref()
+    }
     pending.set(seq, { resolve, reject })
     worker.postMessage(task, [raw.buffer])
   })

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
@@ -64,6 +64,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   ) {
     super()
     this.server = new SMTPServer(this.serverOptions())
+    // A socket that STARTTLS may take over mid-session must see its writes at once.
+    if (this.server.options.hideSTARTTLS) this.server.server.on('connection', coalesceWrites)
     this.server.on('error', (error) => {
       // Client-side failures (bad TLS, resets) land here; they are no reason to stop.
       this.logger.debug(`SMTP: ${error.message}`)
@@ -269,6 +271,27 @@ function readData(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
       resolve(raw)
     })
   })
+}
+
+/**
+ * Replies written in one tick leave in one segment: with PIPELINING the
+ * replies to a message's end and the next MAIL, RCPT and DATA are written one
+ * by one, four system calls and four wake-ups of the client otherwise.
+ */
+function coalesceWrites(socket: Socket): void {
+  const write = socket.write
+  let corked = false
+  socket.write = function (this: Socket, ...args: Parameters<Socket['write']>) {
+    if (!corked) {
+      corked = true
+      socket.cork()
+      process.nextTick(() => {
+        corked = false
+        socket.uncork()
+      })
+    }
+    return write.apply(this, args)
+  } as Socket['write']
 }
 
 /** A byte stream (not object mode), as a file stream would be, so consumers can setEncoding or count bytes. */

@@ -1,26 +1,19 @@
-import { spawn } from 'node:child_process'
-import { once } from 'node:events'
 import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createInterface } from 'node:readline'
-import { fileURLToPath } from 'node:url'
 import { simpleParser } from 'mailparser'
 import nodemailer from 'nodemailer'
 import { expect, it } from 'vitest'
 import { useMailDirectory } from './persistence-support.js'
+import { startChild } from './support/child.js'
 
 const mail = useMailDirectory('crash')
-/** svc from dist/ (built by the global setup) in its own process. */
-const child = fileURLToPath(new URL('./fixtures/persistence-child.mjs', import.meta.url))
 
 /** Large enough that writes are still in flight when the process dies. */
 const bodyOf = (i: number) => `Body ${i} ${'x'.repeat(50_000)}`
 
 it('has every message acknowledged with 250 after SIGKILL, and no partial .eml file', async () => {
-  const svc = spawn(process.execPath, [child, mail.dir], { stdio: ['ignore', 'pipe', 'inherit'] })
-  const exited = once(svc, 'exit')
-  const [line] = (await once(createInterface({ input: svc.stdout }), 'line')) as [string]
-  const { smtpPort } = JSON.parse(line) as { smtpPort: number }
+  const svc = await startChild({ options: { mailDirectory: mail.dir, disableWeb: true } })
+  const { smtpPort } = svc
 
   const total = 40
   const killAfter = 25
@@ -32,12 +25,12 @@ it('has every message acknowledged with 250 after SIGKILL, and no partial .eml f
       .then(() => {
         // Every resolve means a 250 reached us, so the process was alive to send it.
         acknowledged.push(i)
-        if (acknowledged.length === killAfter) svc.kill('SIGKILL')
+        if (acknowledged.length === killAfter) void svc.kill('SIGKILL')
       }),
   )
   await Promise.allSettled(sends)
   mailer.close()
-  const [, signal] = await exited
+  const { signal } = await svc.exited
   expect(signal).toBe('SIGKILL')
   expect(acknowledged.length).toBeGreaterThanOrEqual(killAfter)
 

@@ -197,7 +197,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       },
       onData: (stream, session, callback) => {
         this.receive(stream, session)
-          .then(() => callback())
+          // The id in the reply is the REST id: clients that log the reply can fetch the message by it.
+          .then((id) => callback(null, `Message queued as ${id}`))
           .catch((error: Error) => callback(error))
           .finally(() => {
             this.busy.delete(session.id)
@@ -211,7 +212,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
   }
 
-  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<void> {
+  /** Takes one message in; resolves its id once it is kept. */
+  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
     const raw = await readData(stream)
     if (!raw) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
     const mail = await parseMail({ raw, envelope: envelopeOf(session) }).catch((error: Error) => {
@@ -231,6 +233,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
     // The client has its 250 before listeners of `new` run.
     setImmediate(() => this.emit('new', email))
+    return email.id
   }
 }
 

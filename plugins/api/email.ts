@@ -1,5 +1,6 @@
 import { getRouterParam, type H3, type H3Event } from 'h3'
 import { z } from 'zod'
+import { extractLinks } from '../../src/mail/links.js'
 import { readAttachment } from '../../src/mail/parse.js'
 import type { SvcServices } from '../../src/plugin.js'
 import type { MailStore } from '../../src/store.js'
@@ -73,6 +74,8 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
       headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },
     })
   })
+
+  app.get('/api/email/:id/links', async (event) => extractLinks(await requireEmail(store, event)))
 
   app.get('/api/email/:id/source', async (event) => {
     const raw = await requireRaw(store, await requireEmail(store, event))

@@ -1,9 +1,10 @@
 import { assertBodySize, getQuery, getValidatedQuery, type H3, type H3Event } from 'h3'
 import { z } from 'zod'
+import type { SvcServices } from '../../src/plugin.js'
 import type { MailStore } from '../../src/store.js'
 import type { BulkDeleteResult, Email } from '../../src/types.js'
 import { matchesFilters, type FieldFilters } from './filter.js'
-import { badRequest, fail, listQuery, summaryQuery } from './query.js'
+import { badRequest, fail, listQuery, summaryQuery, waitQuery } from './query.js'
 import { jsonArrayStream } from './stream.js'
 
 const idsBody = z.object(
@@ -47,7 +48,7 @@ async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>
 }
 
 /** Routes over the whole inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
-export function registerEmailListRoutes(app: H3, store: MailStore): void {
+export function registerEmailListRoutes(app: H3, store: MailStore, services: SvcServices): void {
   app.get('/api/email/summary', async (event) => {
     const { unread, ...query } = await getValidatedQuery(event, summaryQuery, { onError: badRequest })
     return store.page({ ...query, unreadOnly: unread })
@@ -59,6 +60,18 @@ export function registerEmailListRoutes(app: H3, store: MailStore): void {
     return new Response(jsonArrayStream(selectEmails(store, query, filters)), {
       headers: { 'content-type': 'application/json; charset=utf-8' },
     })
+  })
+
+  // Answers once a message matches; the wait ends with the request when the client goes away.
+  app.get('/api/email/wait', async (event) => {
+    const { timeout, ...filter } = await getValidatedQuery(event, waitQuery, { onError: badRequest })
+    if (filter.query !== undefined) fail(400, 'query (search syntax) is not available in this version: use from, to, subject and since')
+    const waiters = services.waiters ?? fail(503, 'Waiting for mail is not available: the wait plugin is not running')
+    const { signal } = event.req
+    const found = await waiters.wait(filter, { timeoutMs: timeout, signal })
+    if (!found) fail(408, `No matching email arrived within ${timeout} ms`)
+    // The stored record, as GET /api/email/:id gives it, whatever the hook's payload carried.
+    return (await store.get(found.id)) ?? found
   })
 
   app.post('/api/email/delete', async (event) => {

@@ -15,7 +15,7 @@ export default definePlugin({
       const reload = services.reloadMailDirectory ?? fail(400, 'No mail directory is set: start svc with --mail-directory')
       return { count: await reload() }
     })
-    registerEmailListRoutes(app, store)
+    registerEmailListRoutes(app, store, services)
     registerEmailRoutes(app, store, services)
   },
 })

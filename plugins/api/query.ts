@@ -30,6 +30,29 @@ export const summaryQuery = listQuery.extend({
     .optional(),
 })
 
+/** Longest wait `GET /api/email/wait` accepts, and its default (ms). */
+export const WAIT_TIMEOUT_MAX = 300_000
+export const WAIT_TIMEOUT_DEFAULT = 30_000
+
+const text = (name: string) => z.string({ error: `${name} must be given once` })
+
+/** `GET /api/email/wait` */
+export const waitQuery = z.object({
+  query: text('query').optional(),
+  from: text('from').optional(),
+  to: text('to').optional(),
+  subject: text('subject').optional(),
+  since: z
+    .union([z.iso.datetime({ offset: true }), z.iso.date()], {
+      error: 'since must be an ISO 8601 date-time with Z or an offset (2025-01-31T09:30:00Z) or a date (2025-01-31)',
+    })
+    .transform((value) => new Date(value))
+    .optional(),
+  timeout: count('timeout')
+    .refine((ms) => ms <= WAIT_TIMEOUT_MAX, `timeout must be at most ${WAIT_TIMEOUT_MAX} (milliseconds)`)
+    .default(WAIT_TIMEOUT_DEFAULT),
+})
+
 /** Turns a failed validation into a 400 whose message is the first problem, which names its parameter. */
 export const badRequest = (result: { issues: ReadonlyArray<{ message: string }> }) => ({
   status: 400,

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { extractLinks, type MailLink } from '../src/mail/links.js'
+import { expectJsonError } from './support/api.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+describe('extractLinks', () => {
+  it('takes http(s) anchors of the HTML with their text, entities decoded, whitespace collapsed', () => {
+    const html = `<p>Hi <a href="https://app.test/verify?a=1&amp;b=2">Verify
+      <b>your</b>   account</a></p><A HREF='HTTP://Shop.test/'>Shop</A>`
+    expect(extractLinks({ html })).toEqual([
+      { href: 'https://app.test/verify?a=1&b=2', text: 'Verify your account' },
+      { href: 'HTTP://Shop.test/', text: 'Shop' },
+    ])
+  })
+
+  it('leaves out other schemes, relative and broken hrefs, and anchors without href', () => {
+    const html = [
+      '<a href="mailto:a@example.com">mail</a>',
+      '<a href="tel:+123">call</a>',
+      '<a href="javascript:alert(1)">js</a>',
+      '<a href="ftp://files.test/x">ftp</a>',
+      '<a href="/relative">rel</a>',
+      '<a href="https://[broken">broken</a>',
+      '<a name="top">anchor</a>',
+      '<a href="https://ok.test/">ok</a>',
+    ].join('')
+    expect(extractLinks({ html })).toEqual([{ href: 'https://ok.test/', text: 'ok' }])
+  })
+
+  it('gives an image link its alt text, and reads <area> links', () => {
+    const html = '<a href="https://a.test/"><img src="logo.png" alt="Acme logo"></a><map><area href="https://b.test/" alt="B"></map>'
+    expect(extractLinks({ html })).toEqual([
+      { href: 'https://a.test/', text: 'Acme logo' },
+      { href: 'https://b.test/', text: 'B' },
+    ])
+  })
+
+  it('finds URLs of the text body, with a scheme only, trailing punctuation left out', () => {
+    const text = 'Verify at https://app.test/verify?token=abc. Or (https://app.test/help), not example.com nor ftp://x.test nor www.d.test'
+    expect(extractLinks({ text })).toEqual([
+      { href: 'https://app.test/verify?token=abc', text: 'https://app.test/verify?token=abc' },
+      { href: 'https://app.test/help', text: 'https://app.test/help' },
+    ])
+  })
+
+  it('keeps each href once, at its first place in document order: HTML first, then what only the text has', () => {
+    const html = '<a href="https://a.test/1">one</a><a href="https://a.test/2">two</a><a href="https://a.test/1">one again</a>'
+    const text = 'https://a.test/2 https://a.test/3 https://a.test/3'
+    expect(extractLinks({ html, text })).toEqual<MailLink[]>([
+      { href: 'https://a.test/1', text: 'one' },
+      { href: 'https://a.test/2', text: 'two' },
+      { href: 'https://a.test/3', text: 'https://a.test/3' },
+    ])
+  })
+
+  it('finds nothing in a message without links', () => {
+    expect(extractLinks({ html: '', text: '' })).toEqual([])
+    expect(extractLinks({ html: '<p>no links</p>', text: 'none here' })).toEqual([])
+  })
+})
+
+describe('GET /api/email/:id/links', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t.stop())
+
+  it('answers the links of a real message, without marking it read', async () => {
+    const { id } = await t.send({
+      subject: 'Confirm',
+      html: '<p>Welcome!</p><a href="https://app.test/confirm?token=t0k&amp;u=1">Confirm your address</a> <a href="mailto:help@app.test">help</a>',
+      text: 'Confirm at https://app.test/confirm?token=t0k&u=1\nUnsubscribe: https://app.test/unsubscribe',
+    })
+    const response = await t.api(`/api/email/${id}/links`)
+    expect(response.status).toBe(200)
+    expect(await response.json()).toEqual([
+      { href: 'https://app.test/confirm?token=t0k&u=1', text: 'Confirm your address' },
+      { href: 'https://app.test/unsubscribe', text: 'https://app.test/unsubscribe' },
+    ])
+    expect(t.svc.store.summary(id)!.read).toBe(false)
+  })
+
+  it('answers 404 for an unknown id', async () => {
+    expect(await expectJsonError(await t.api('/api/email/nope/links'), 404)).toContain('nope')
+  })
+})

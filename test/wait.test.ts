@@ -1,0 +1,139 @@
+import { request } from 'node:http'
+import nodemailer from 'nodemailer'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import type { Email } from '../src/types.js'
+import { expectJsonError } from './support/api.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+let t: TestSvc
+beforeAll(async () => {
+  t = await startSvc()
+})
+afterAll(() => t.stop())
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const unique = () => Math.random().toString(36).slice(2, 10)
+const waitUrl = (params: Record<string, string>) => `/api/email/wait?${new URLSearchParams(params)}`
+const waitFor = (params: Record<string, string>, init?: RequestInit) => t.api(waitUrl(params), init)
+const waiting = () => t.svc.services.waiters!.size
+
+describe('the SMTP reply to DATA', () => {
+  it('is "250 Message queued as <id>", the id of the REST API', async () => {
+    const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true })
+    const info = await mailer.sendMail({ from: 'a@example.com', to: 'b@example.com', subject: 'Queued', text: 'x' })
+    mailer.close()
+    const match = /^250 Message queued as (\S+)$/.exec(info.response)
+    expect(match, info.response).not.toBeNull()
+    const email = (await (await t.api(`/api/email/${match![1]}`)).json()) as Email
+    expect(email.subject).toBe('Queued')
+  })
+})
+
+describe('GET /api/email/wait', () => {
+  it('answers at once with the newest stored match, in full, without marking it read', async () => {
+    const tag = unique()
+    await t.send({ subject: `Older ${tag}`, to: `someone-${tag}@example.com` })
+    const newest = await t.send({ subject: `Newer ${tag}`, to: `someone-${tag}@example.com`, html: '<b>hi</b>' })
+    await t.send({ subject: 'Unrelated' })
+    const response = await waitFor({ to: `SOMEONE-${tag}`, timeout: '0' })
+    expect(response.status).toBe(200)
+    const email = (await response.json()) as Email
+    expect(email).toMatchObject({ id: newest.id, subject: `Newer ${tag}`, read: false, html: '<b>hi</b>' })
+    expect(t.svc.store.summary(newest.id)!.read).toBe(false)
+    expect(Object.keys(email).sort()).toEqual(Object.keys(await (await t.api(`/api/email/${newest.id}`)).json()).sort())
+  })
+
+  it('waits for the first match to arrive, and leaves the registry when served', async () => {
+    const tag = unique()
+    const started = Date.now()
+    const pending = waitFor({ subject: `welcome ${tag}`, timeout: '10000' })
+    await vi.waitFor(() => expect(waiting()).toBe(1))
+    await t.send({ subject: `Not this one ${tag}` })
+    await sleep(200)
+    const sent = await t.send({ subject: `Welcome ${tag}!`, to: 'new-user@example.com' })
+    const response = await pending
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as Email).id).toBe(sent.id)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(200)
+    expect(waiting()).toBe(0)
+  })
+
+  it('matches from, to (To, Cc and the envelope, i.e. Bcc) and subject as case-insensitive substrings, all together', async () => {
+    const tag = unique()
+    const cc = await t.send({ from: `Acme <noreply-${tag}@acme.test>`, to: 'x@example.com', cc: `carol-${tag}@example.com`, subject: `Cc ${tag}` })
+    const bcc = await t.send({ to: 'x@example.com', bcc: `dave-${tag}@example.com`, subject: `Bcc ${tag}` })
+    const idOf = async (params: Record<string, string>) => ((await (await waitFor({ timeout: '0', ...params })).json()) as Email).id
+    expect(await idOf({ to: `Carol-${tag}` })).toBe(cc.id)
+    expect(await idOf({ to: `dave-${tag}@EXAMPLE.com` })).toBe(bcc.id)
+    expect(await idOf({ from: `NOREPLY-${tag}`, subject: 'cc' })).toBe(cc.id)
+    expect(await idOf({ from: 'acme', subject: tag })).toBe(cc.id)
+    await expectJsonError(await waitFor({ from: `noreply-${tag}`, subject: 'Bcc', timeout: '0' }), 408)
+  })
+
+  it('answers 408 { error } once the timeout passes', async () => {
+    const started = Date.now()
+    const message = await expectJsonError(await waitFor({ subject: `never ${unique()}`, timeout: '300' }), 408)
+    expect(message).toMatch(/300 ms/)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290)
+    expect(waiting()).toBe(0)
+  })
+
+  it('counts only mail received at or after since', async () => {
+    const tag = unique()
+    await t.send({ subject: `Code ${tag}: 1111` })
+    await sleep(5)
+    const since = new Date().toISOString()
+    await expectJsonError(await waitFor({ subject: tag, since, timeout: '0' }), 408)
+    const pending = waitFor({ subject: tag, since, timeout: '10000' })
+    await vi.waitFor(() => expect(waiting()).toBe(1))
+    const fresh = await t.send({ subject: `Code ${tag}: 2222` })
+    expect(((await (await pending).json()) as Email).id).toBe(fresh.id)
+    const before = new Date(Date.now() - 60_000).toISOString().replace('Z', '+00:00')
+    expect(((await (await waitFor({ subject: tag, since: before, timeout: '0' })).json()) as Email).id).toBe(fresh.id)
+  })
+
+  it('refuses bad parameters with 400 { error } naming them', async () => {
+    expect(await expectJsonError(await waitFor({ timeout: 'soon' }), 400)).toMatch(/timeout/)
+    expect(await expectJsonError(await waitFor({ timeout: '-1' }), 400)).toMatch(/timeout/)
+    expect(await expectJsonError(await waitFor({ timeout: '300001' }), 400)).toMatch(/timeout.*300000/)
+    expect(await expectJsonError(await waitFor({ since: 'yesterday' }), 400)).toMatch(/since/)
+    expect(await expectJsonError(await waitFor({ since: '2025-01-31T09:30:00' }), 400)).toMatch(/since/)
+    expect(await expectJsonError(await t.api('/api/email/wait?from=a&from=b&timeout=0'), 400)).toMatch(/from/)
+    expect(waiting()).toBe(0)
+  })
+
+  it('serves 100 concurrent waiters, each with its own message', async () => {
+    const tag = unique()
+    const count = 100
+    const pending = Array.from({ length: count }, (_, i) => waitFor({ to: `user${i}-${tag}@`, timeout: '30000' }))
+    await vi.waitFor(() => expect(waiting()).toBe(count), { timeout: 10_000 })
+    const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true, pool: true, maxConnections: 4 })
+    const sent = await Promise.all(
+      Array.from({ length: count }, (_, i) => mailer.sendMail({ from: 'app@example.com', to: `user${i}-${tag}@example.com`, subject: `Hi ${i}`, text: 'x' })),
+    )
+    mailer.close()
+    const ids = sent.map((info) => /queued as (\S+)/.exec(info.response)![1])
+    const answers = await Promise.all(pending.map(async (response) => ((await (await response).json()) as Email).id))
+    expect(answers).toEqual(ids)
+    expect(waiting()).toBe(0)
+  })
+
+  it('frees the waiter of a client that goes away (fetch aborted, socket destroyed)', async () => {
+    const controllers = Array.from({ length: 20 }, () => new AbortController())
+    const pending = controllers.map((controller) => waitFor({ subject: `gone ${unique()}`, timeout: '60000' }, { signal: controller.signal }).catch(() => 'aborted'))
+    const url = new URL(`${t.baseUrl}${waitUrl({ subject: 'raw socket', timeout: '60000' })}`)
+    const raw = request({ host: url.hostname, port: url.port, path: `${url.pathname}${url.search}` })
+    raw.on('error', () => {})
+    raw.end()
+    await vi.waitFor(() => expect(waiting()).toBe(21), { timeout: 10_000 })
+    for (const controller of controllers) controller.abort()
+    raw.destroy()
+    expect(await Promise.all(pending)).toEqual(controllers.map(() => 'aborted'))
+    await vi.waitFor(() => expect(waiting()).toBe(0))
+  })
+
+  it('is not taken for an email id', async () => {
+    await expectJsonError(await t.api('/api/email/wait?subject=nothing-like-it&timeout=0'), 408)
+    await expectJsonError(await t.api('/api/email/waiting'), 404)
+  })
+})

@@ -1,16 +1,18 @@
 import type { SvcHookable } from './hooks.js'
 import { toSummary } from './mail/format.js'
-import { mayContain, needleBits } from './mail/filter.js'
 import { unpackBody } from './mail/pack.js'
 import { packMail, type PreparedMail } from './mail/prepare.js'
-import type { Email, EmailSummary, Envelope, SummaryPage } from './types.js'
+import { compileSearch, type SearchTarget } from './search/match.js'
+import { parseSearch, type SearchQuery } from './search/parse.js'
+import type { Address, Email, EmailSummary, SummaryPage } from './types.js'
 
 export type SortOrder = 'asc' | 'desc'
 
 export interface PageQuery {
   skip?: number
   limit?: number
-  search?: string
+  /** The search syntax (docs/search.md), as typed or parsed already. */
+  search?: string | SearchQuery
   sort?: SortOrder
   unreadOnly?: boolean
 }
@@ -18,22 +20,24 @@ export interface PageQuery {
 export const SUMMARY_LIMIT_DEFAULT = 50
 export const SUMMARY_LIMIT_MAX = 200
 
-/** What the store keeps of one message: what listings and search read, the rest packed. */
-interface Entry {
-  summary: EmailSummary
-  envelope: Envelope
-  /** Lower-case subject, participants and body; also the dictionary `packed` was deflated against. */
-  search: string
-  /** Trigram filter of `search`, checked before it is scanned. */
+/**
+ * What the store keeps of one message: what listings and search read (the
+ * search target), the rest packed. `search` is also the dictionary `packed`
+ * was deflated against.
+ */
+interface Entry extends SearchTarget {
+  envelope: Email['envelope']
   filter: string
   /** Body fields and raw source, see mail/pack.ts. */
   packed: string
   /** The raw source when it was too large to pack. */
   raw?: Buffer
-  /** Time of receipt in ms, for ordering. */
-  at: number
   removed: boolean
 }
+
+/** Shared by the many messages without Cc or attachments. */
+const NONE: readonly never[] = Object.freeze([])
+const orNone = <T>(list: readonly T[]): readonly T[] => (list.length > 0 ? list : NONE)
 
 /** Emails last read in full, so that `get` then `markRead` (the REST route) hand out one object, kept in step. */
 const RECENT_EMAILS = 16
@@ -166,7 +170,17 @@ export function createStore(hooks: SvcHookable): MailStore {
       const last = arrival.at(-1)
       if (last && at < last.at) inTimeOrder = false
       sorted = undefined
-      const entry: Entry = { summary: toSummary(email), envelope: email.envelope, search, filter, packed, at, removed: false }
+      const entry: Entry = {
+        summary: toSummary(email),
+        at,
+        cc: orNone<Address>(email.cc),
+        envelope: email.envelope,
+        filenames: orNone(email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName)),
+        search,
+        filter,
+        packed,
+        removed: false,
+      }
       if (!rawPacked) entry.raw = raw
       byId.set(email.id, entry)
       arrival.push(entry)
@@ -223,12 +237,12 @@ export function createStore(hooks: SvcHookable): MailStore {
       for (const id of ids) await store.remove(id)
       return ids
     },
-    page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false } = {}) {
-      const needle = search?.trim().toLowerCase()
+    page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false } = {}) {
+      const query = typeof search === 'string' ? parseSearch(search) : search
       const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
       const items: EmailSummary[] = []
       let total: number
-      if (!needle && !unreadOnly) {
+      if (query.terms.length === 0 && !unreadOnly) {
         // No filter: the page is a slice, and the total is known.
         total = byId.size
         let index = 0
@@ -239,10 +253,10 @@ export function createStore(hooks: SvcHookable): MailStore {
         }
       } else {
         total = 0
-        const bits = needle ? needleBits(needle) : []
+        const matches = compileSearch(query)
         for (const entry of walk(sort)) {
           if (unreadOnly && entry.summary.read) continue
-          if (needle && !(mayContain(entry.filter, bits) && entry.search.includes(needle))) continue
+          if (!matches(entry)) continue
           if (total >= skip && items.length < clamped) items.push(entry.summary)
           total++
         }

@@ -1,3 +1,4 @@
+import { formatSearch } from '../../src/search/parse.js'
 import type { Email, SummaryPage } from '../../src/types.js'
 import { MailNotFoundError, type MailSource } from './source.js'
 
@@ -46,7 +47,8 @@ export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }
       const query = new URLSearchParams()
       if (skip !== undefined) query.set('skip', String(skip))
       if (limit !== undefined) query.set('limit', String(limit))
-      if (search) query.set('search', search)
+      const text = typeof search === 'string' ? search : search && formatSearch(search)
+      if (text) query.set('search', text)
       if (sort) query.set('sort', sort)
       if (unreadOnly) query.set('unread', 'true')
       return json<SummaryPage>(`/email/summary?${query}`)

@@ -1,0 +1,192 @@
+import { describe, expect, it } from 'vitest'
+import { createSvcHooks } from '../src/hooks.js'
+import { formatSize } from '../src/mail/format.js'
+import { compileSearch, formatSearch, matchesSearch, parseSearch, searchTarget, type SearchTerm } from '../src/index.js'
+import { createStore } from '../src/store.js'
+import type { Email } from '../src/types.js'
+
+const terms = (input: string) => parseSearch(input).terms
+const word = (value: string, negated = false): SearchTerm => ({ kind: 'text', value, phrase: false, negated })
+
+describe('parseSearch', () => {
+  it('reads words, phrases and every operator, lower-cased', () => {
+    expect(terms('Hello "Weekly  Report" from:Alice@X.test to:bob cc:carol subject:Invoice filename:.PDF')).toEqual([
+      word('hello'),
+      { kind: 'text', value: 'weekly  report', phrase: true, negated: false },
+      { kind: 'field', field: 'from', value: 'alice@x.test', negated: false },
+      { kind: 'field', field: 'to', value: 'bob', negated: false },
+      { kind: 'field', field: 'cc', value: 'carol', negated: false },
+      { kind: 'field', field: 'subject', value: 'invoice', negated: false },
+      { kind: 'field', field: 'filename', value: '.pdf', negated: false },
+    ])
+    expect(terms('IS:Read is:unread has:attachment has:attachments')).toEqual([
+      { kind: 'read', read: true, negated: false },
+      { kind: 'read', read: false, negated: false },
+      { kind: 'attachment', negated: false },
+      { kind: 'attachment', negated: false },
+    ])
+  })
+
+  it('negates words, phrases and operators with a leading -', () => {
+    expect(terms('-spam -"out of office" -from:noreply -is:read -has:attachment')).toEqual([
+      word('spam', true),
+      { kind: 'text', value: 'out of office', phrase: true, negated: true },
+      { kind: 'field', field: 'from', value: 'noreply', negated: true },
+      { kind: 'read', read: true, negated: true },
+      { kind: 'attachment', negated: true },
+    ])
+  })
+
+  it('takes quoted operator values whole', () => {
+    expect(terms('subject:"weekly report" -to:"Bob Smith"')).toEqual([
+      { kind: 'field', field: 'subject', value: 'weekly report', negated: false },
+      { kind: 'field', field: 'to', value: 'bob smith', negated: true },
+    ])
+  })
+
+  it('reads dates as the start of the day in UTC and date-times as UTC unless they carry an offset', () => {
+    expect(terms('before:2026-11-23 after:2026-11-22T10:30 after:2026-11-22T10:30:15.5+02:00 before:2026-11-22T08:00:00Z')).toEqual([
+      { kind: 'received', op: 'before', at: Date.parse('2026-11-23T00:00:00Z'), negated: false },
+      { kind: 'received', op: 'after', at: Date.parse('2026-11-22T10:30:00Z'), negated: false },
+      { kind: 'received', op: 'after', at: Date.parse('2026-11-22T08:30:15.500Z'), negated: false },
+      { kind: 'received', op: 'before', at: Date.parse('2026-11-22T08:00:00Z'), negated: false },
+    ])
+  })
+
+  it('reads sizes in bytes, KB and MB, 1024-based', () => {
+    expect(terms('larger:2048 smaller:10KB larger:1.5mb smaller:3b')).toEqual([
+      { kind: 'size', op: 'larger', bytes: 2048, negated: false },
+      { kind: 'size', op: 'smaller', bytes: 10 * 1024, negated: false },
+      { kind: 'size', op: 'larger', bytes: 1.5 * 1024 * 1024, negated: false },
+      { kind: 'size', op: 'smaller', bytes: 3, negated: false },
+    ])
+  })
+
+  it('falls back to plain words for whatever is not a well-formed operator', () => {
+    expect(terms('note:x before:notadate after:2026-02-30 larger:big is:starred has:pdf subject: http://example.test')).toEqual([
+      word('note:x'),
+      word('before:notadate'),
+      word('after:2026-02-30'),
+      word('larger:big'),
+      word('is:starred'),
+      word('has:pdf'),
+      word('subject:'),
+      word('http://example.test'),
+    ])
+    expect(terms('-before:soon')).toEqual([word('before:soon', true)])
+  })
+
+  it('lets an unbalanced quote take the rest of the input', () => {
+    expect(terms('alpha "beta gamma')).toEqual([word('alpha'), { kind: 'text', value: 'beta gamma', phrase: true, negated: false }])
+    expect(terms('subject:"half open')).toEqual([{ kind: 'field', field: 'subject', value: 'half open', negated: false }])
+  })
+
+  it('keeps a lone -, empty quotes and blank input harmless', () => {
+    expect(terms('a - b')).toEqual([word('a'), word('-'), word('b')])
+    expect(terms('""  -""')).toEqual([])
+    expect(terms('   ')).toEqual([])
+    expect(terms('')).toEqual([])
+  })
+
+  it('keeps a one-word query what it was in 3.0: the word as typed, lower-cased', () => {
+    expect(terms('  Alice@Example.COM  ')).toEqual([word('alice@example.com')])
+    expect(terms('foo"bar')).toEqual([word('foo"bar')])
+  })
+
+  it('formats a query back into a string that parses to the same terms', () => {
+    for (const input of [
+      'hello "weekly report" from:alice to:"bob smith" -cc:carol subject:x filename:a.pdf is:read -is:unread has:attachment',
+      'before:2026-11-23 after:2026-11-22T10:30:00.000Z larger:2048 -smaller:10kb note:x before:soon - "from:x"',
+    ]) {
+      const query = parseSearch(input)
+      expect(parseSearch(formatSearch(query)).terms.map(({ ...term }) => ('phrase' in term ? { ...term, phrase: false } : term))).toEqual(
+        query.terms.map((term) => ('phrase' in term ? { ...term, phrase: false } : term)),
+      )
+    }
+  })
+})
+
+const T0 = Date.parse('2026-11-22T12:00:00.000Z')
+
+function email(id: string, extra: Partial<Email> = {}): Email {
+  const time = new Date(T0).toISOString()
+  return {
+    id,
+    time,
+    read: false,
+    subject: `subject ${id}`,
+    from: [{ address: `${id}@sender.test`, name: `Sender ${id}` }],
+    to: [{ address: 'rcpt@example.com', name: 'Rcpt' }],
+    cc: [],
+    date: time,
+    text: `body of ${id}`,
+    html: '',
+    headers: {},
+    priority: 'normal',
+    attachments: [],
+    envelope: { from: { address: `${id}@sender.test` }, to: [{ address: 'rcpt@example.com' }], host: 'client.test', remoteAddress: '127.0.0.1' },
+    size: 1000,
+    sizeHuman: formatSize(1000),
+    ...extra,
+  }
+}
+
+const attachment = (filename: string) => ({ filename, generatedFileName: filename, contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 })
+
+describe('matching', () => {
+  const fixtures = [
+    email('plain', { text: 'The quarterly numbers are in.' }),
+    email('bcc', { envelope: { from: { address: 'x@y.test' }, to: [{ address: 'hidden@bcc.test' }], host: 'h', remoteAddress: '127.0.0.1' } }),
+    email('cc', { cc: [{ address: 'carol@cc.test', name: 'Carol Copy' }] }),
+    email('pdf', { attachments: [attachment('Invoice-42.PDF')], size: 20_000 }),
+    email('read', { read: true, subject: 'Weekly Report for you', time: new Date(T0 - 86_400_000).toISOString() }),
+  ]
+
+  it('answers every operator alike through the store and a single-message target', () => {
+    const hooks = createSvcHooks()
+    const store = createStore(hooks)
+    for (const fixture of fixtures) store.add(fixture, Buffer.from(fixture.id))
+    const cases: Array<[string, string[]]> = [
+      ['quarterly', ['plain']],
+      ['QUARTERLY numbers', ['plain']],
+      ['"numbers are"', ['plain']],
+      ['"are numbers"', []],
+      ['-quarterly', ['bcc', 'cc', 'pdf', 'read']],
+      ['to:hidden@bcc', ['bcc']],
+      ['to:carol', ['cc']],
+      ['to:"carol copy"', ['cc']],
+      ['cc:carol', ['cc']],
+      ['carol', ['cc']],
+      ['hidden@bcc', []],
+      ['from:sender.test -from:pdf', ['plain', 'bcc', 'cc', 'read']],
+      ['subject:weekly', ['read']],
+      ['filename:invoice', ['pdf']],
+      ['has:attachment', ['pdf']],
+      ['-has:attachment is:unread', ['plain', 'bcc', 'cc']],
+      ['is:read', ['read']],
+      ['before:2026-11-22', ['read']],
+      ['after:2026-11-22', ['plain', 'bcc', 'cc', 'pdf']],
+      ['after:2026-11-22T12:00:00Z', ['plain', 'bcc', 'cc', 'pdf']],
+      ['after:2026-11-22T12:00:01Z', []],
+      ['larger:10KB', ['pdf']],
+      ['smaller:1000', []],
+      ['smaller:1001', ['plain', 'bcc', 'cc', 'read']],
+      ['note:x', []],
+    ]
+    for (const [query, expected] of cases) {
+      const fromStore = store.page({ search: query, sort: 'asc' }).items.map((item) => item.id)
+      const sorted = (ids: string[]) => [...ids].sort()
+      expect(sorted(fromStore), query).toEqual(sorted(expected))
+      const matcher = compileSearch(query)
+      expect(sorted(fixtures.filter((fixture) => matcher(searchTarget(fixture))).map((fixture) => fixture.id)), query).toEqual(sorted(expected))
+      expect(fixtures.filter((fixture) => matchesSearch(parseSearch(query), searchTarget(fixture))).length, query).toBe(expected.length)
+    }
+  })
+
+  it('gives the summary page the total of the matches', () => {
+    const store = createStore(createSvcHooks())
+    for (const fixture of fixtures) store.add(fixture, Buffer.from(fixture.id))
+    expect(store.page({ search: 'is:unread', limit: 2 })).toMatchObject({ total: 4, storeTotal: 5, unread: 4 })
+    expect(store.page({ search: parseSearch('has:attachment') }).items.map((item) => item.id)).toEqual(['pdf'])
+  })
+})

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
+import { createOriginPolicy } from './http/origin.js'
 
 /** Why a guard turned a request away. */
 export interface GuardRejection {
@@ -30,6 +31,8 @@ export interface HttpShell {
   readonly server: Server
   /** '' or '/prefix'. */
   readonly basePathname: string
+  /** `'*'` or the origins `--cors` lists, for servers attached to `server` that answer CORS themselves (Socket.IO). */
+  readonly corsOrigin: '*' | string[]
   /** The inbox URL, with the base pathname, once listening. */
   readonly url: string
   readonly port: number
@@ -58,9 +61,23 @@ function isDecodable(path: string): boolean {
   }
 }
 
+/** Node checks the timeouts below on this period; a fraction of the shortest, so a slow client goes soon after its deadline. */
+const timeoutCheckInterval = (timeouts: number[]) => Math.max(250, Math.min(30_000, ...timeouts.filter((ms) => ms > 0).map((ms) => ms / 4)))
+
+/** Slow clients (headers trickling in, a body that never ends) are dropped, so they cannot hold connections. */
+function serverLimits(config: SvcConfig) {
+  return {
+    headersTimeout: config.webHeadersTimeout,
+    requestTimeout: config.webRequestTimeout,
+    connectionsCheckingInterval: timeoutCheckInterval([config.webHeadersTimeout, config.webRequestTimeout]),
+  }
+}
+
 export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): HttpShell {
   const base = config.basePathname
-  const guards: RequestGuard[] = []
+  const origins = createOriginPolicy(config)
+  // First of all: a foreign Host or Origin learns nothing, not even whether credentials are needed.
+  const guards: RequestGuard[] = [origins.check]
 
   const app = new H3({
     onError(error, event) {
@@ -75,9 +92,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
       return Response.json({ error: message }, { status, headers })
     },
   })
-  // Cross-origin callers (a test runner on another port) may use every route.
+  // Pages of the origins listed with --cors may use every route; others get no Access-Control-Allow-Origin.
   app.use((event) => {
-    const preflight = handleCors(event, { origin: '*', methods: '*', allowHeaders: '*', exposeHeaders: '*' })
+    const preflight = handleCors(event, origins.cors)
     if (preflight) return preflight
   })
 
@@ -102,9 +119,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     return undefined
   }
 
-  const rejectionHeaders = (rejection: GuardRejection) => ({
+  const rejectionHeaders = (req: IncomingMessage, rejection: GuardRejection) => ({
     'content-type': 'application/json',
-    'access-control-allow-origin': '*',
+    ...origins.headersFor(req),
     ...rejection.headers,
   })
 
@@ -115,8 +132,10 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
 
   const server =
     config.https && config.httpsKey
-      ? createHttpsServer({ key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
-      : createHttpServer(handle)
+      ? createHttpsServer({ ...serverLimits(config), key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
+      : createHttpServer(serverLimits(config), handle)
+  // Over the cap Node closes new connections at once: a flood of idle sockets cannot exhaust the open files.
+  if (config.webMaxConnections > 0) server.maxConnections = config.webMaxConnections
 
   // Requests Node's parser refuses (headers or URL over 16 KB, broken syntax) reach no handler: answer them in JSON too.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
@@ -143,7 +162,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       const rejection = check(req)
       if (rejection) {
-        res.writeHead(rejection.status, rejectionHeaders(rejection)).end(JSON.stringify({ error: rejection.error }))
+        res.writeHead(rejection.status, rejectionHeaders(req, rejection)).end(JSON.stringify({ error: rejection.error }))
         return
       }
       for (const listener of requestListeners) listener.call(server, req, res)
@@ -153,7 +172,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     server.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       const rejection = check(req) ?? (upgradeListeners.length === 0 ? { status: 404, error: 'Not found' } : undefined)
       if (rejection) {
-        const headers = Object.entries(rejectionHeaders(rejection)).map(([key, value]) => `${key}: ${value}\r\n`)
+        const headers = Object.entries(rejectionHeaders(req, rejection)).map(([key, value]) => `${key}: ${value}\r\n`)
         socket.end(`HTTP/1.1 ${rejection.status} ${STATUS_CODES[rejection.status]}\r\n${headers.join('')}connection: close\r\n\r\n${JSON.stringify({ error: rejection.error })}`)
         return
       }
@@ -170,6 +189,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     app,
     server,
     basePathname: base,
+    corsOrigin: origins.corsOrigin,
     get port() {
       return port()
     },

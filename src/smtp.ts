@@ -182,6 +182,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       socketTimeout: SOCKET_TIMEOUT_MS,
       closeTimeout: CLOSE_GRACE_MS,
       maxRecipients: MAX_RECIPIENTS,
+      // Over the cap a client gets 421 and is let go: a flood of idle sockets cannot exhaust the open files.
+      maxClients: config.smtpMaxConnections || undefined,
       logger: false,
       banner: 'svc',
       onAuth: (auth, _session, callback) => {

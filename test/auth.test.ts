@@ -33,7 +33,7 @@ async function expectUnauthorized(response: Response) {
 const GUARDED = ['/api/email/summary', '/api/email', '/api/config', '/', '/mcp', '/no-such-page']
 
 describe('with --web-user and --web-pass', () => {
-  const svc = withSvc({ webUser: USER, webPass: PASS, mcp: true })
+  const svc = withSvc({ webUser: USER, webPass: PASS, mcp: true, cors: ['http://localhost:5173'] })
 
   it('refuses every web route without credentials: 401, WWW-Authenticate, JSON error', async () => {
     for (const path of GUARDED) await expectUnauthorized(await get(svc(), path))
@@ -74,13 +74,13 @@ describe('with --web-user and --web-pass', () => {
     expect(sneaky.status).toBe(401)
   })
 
-  it('answers a CORS preflight without credentials, and nothing else', async () => {
+  it('answers a CORS preflight from a listed origin without credentials, and nothing else', async () => {
     const preflight = await svc().api('/api/email/summary', {
       method: 'OPTIONS',
       headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET', 'access-control-request-headers': 'authorization' },
     })
     expect(preflight.status).toBeLessThan(300)
-    expect(preflight.headers.get('access-control-allow-origin')).toBe('*')
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('http://localhost:5173')
     await expectUnauthorized(await svc().api('/api/email/summary', { method: 'OPTIONS' }))
   })
 })

@@ -2,11 +2,11 @@ import { crc32, deflateSync } from 'node:zlib'
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
 import { expect } from 'vitest'
 
-/** The system Chromium, headless; one per test file. */
-export function launchBrowser(): Promise<Browser> {
+/** The system Chromium, headless; one per test file. `args` adds switches, e.g. `--host-resolver-rules`. */
+export function launchBrowser(args: string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...args],
   })
 }
 

@@ -21,8 +21,9 @@ export default definePlugin({
       path: `${http.basePathname}/socket.io`,
       // The inbox page loads the client from here: no CDN, no build step.
       serveClient: true,
-      // The shell's guards (basic auth, API key) run before Socket.IO sees a request.
-      cors: { origin: '*' },
+      // The shell's guards (Host, Origin, basic auth, API key) run before Socket.IO sees a request;
+      // pages of the origins listed with --cors may also use the polling transport.
+      cors: { origin: http.corsOrigin },
     })
 
     const unhooks = [

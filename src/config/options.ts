@@ -14,7 +14,7 @@ export type OptionType =
   /** A file that must exist and be readable. */
   | 'file'
   | 'boolean'
-  /** Comma-separated list of words. */
+  /** Comma-separated list of words; upper-cased when the option has `choices`. */
   | 'list'
   /** A flag that may be given bare (true) or with a value. */
   | 'flag-or-string'
@@ -82,6 +82,24 @@ export const options = {
   httpsKey: { type: 'file', default: '', secret: true, description: 'TLS private key (PEM) for HTTPS' },
   httpsCert: { type: 'file', default: '', description: 'TLS certificate (PEM) for HTTPS' },
   disableWeb: { type: 'boolean', default: false, description: 'Do not start the web server' },
+  cors: {
+    type: 'list',
+    default: [],
+    env: 'SVC_CORS',
+    hint: 'origin,...',
+    description: "Web pages allowed to call svc from another origin, e.g. http://localhost:3000; '*' allows every origin",
+  },
+  allowedHosts: {
+    type: 'list',
+    default: [],
+    env: 'SVC_ALLOWED_HOSTS',
+    hint: 'host,...',
+    description: 'Host names svc answers to beyond IP addresses, localhost, dot-less names and this machine\'s name; .example.com for a domain, all to answer any',
+  },
+  webMaxConnections: { type: 'count', default: 1000, env: 'SVC_WEB_MAX_CONNECTIONS', description: 'Most web connections at once, further ones are dropped; 0 means no cap' },
+  webHeadersTimeout: { type: 'count', default: 10_000, env: 'SVC_WEB_HEADERS_TIMEOUT', hint: 'ms', description: 'Drop a web client that has not sent its request headers within this time (ms); 0 waits for ever' },
+  webRequestTimeout: { type: 'count', default: 30_000, env: 'SVC_WEB_REQUEST_TIMEOUT', hint: 'ms', description: 'Drop a web client that has not sent its whole request within this time (ms); 0 waits for ever' },
+  smtpMaxConnections: { type: 'count', default: 1000, env: 'SVC_SMTP_MAX_CONNECTIONS', description: 'Most SMTP connections at once, further ones get 421; 0 means no cap' },
 
   verbose: { type: 'boolean', default: false, env: 'SVC_VERBOSE', alias: 'v', description: 'Log debug lines' },
   silent: { type: 'boolean', default: false, env: 'SVC_SILENT', description: 'Log nothing but errors' },

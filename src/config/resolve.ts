@@ -62,7 +62,7 @@ export function coerceOption(key: OptionKey, raw: unknown, source: string): { va
     case 'list': {
       const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined
       if (!list || list.some((item) => typeof item !== 'string')) return bad('a comma-separated list')
-      const words = list.map((item: string) => item.trim().toUpperCase()).filter(Boolean)
+      const words = list.map((item: string) => (spec.choices ? item.trim().toUpperCase() : item.trim())).filter(Boolean)
       const unknown = spec.choices ? words.filter((word) => !spec.choices!.includes(word)) : []
       if (unknown.length > 0) return { problem: `${source}: unknown ${unknown.join(', ')} (one of ${spec.choices!.join(', ')})` }
       return { value: words }
@@ -149,7 +149,11 @@ function crossCheck(config: ResolvedOptions): string[] {
   if (config.incomingSecure && !config.incomingCert) problems.push('--incoming-secure needs --incoming-cert and --incoming-key')
   if (config.https && !config.httpsKey) problems.push('--https needs --https-key and --https-cert')
   if (config.autoRelay && !config.outgoingHost) problems.push('--auto-relay needs --outgoing-host')
-  if (config.autoRelayRules && !config.autoRelay) problems.push('--auto-relay-rules needs --auto-relay')
+  // The rules govern relays by hand too, so they need an outgoing server, not --auto-relay.
+  if (config.autoRelayRules && !config.outgoingHost) problems.push('--auto-relay-rules needs --outgoing-host')
+  if (config.webRequestTimeout && config.webHeadersTimeout > config.webRequestTimeout) {
+    problems.push('--web-headers-timeout cannot be longer than --web-request-timeout')
+  }
   return problems
 }
 

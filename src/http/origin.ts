@@ -1,0 +1,141 @@
+import type { IncomingMessage } from 'node:http'
+import { isIP } from 'node:net'
+import { hostname } from 'node:os'
+import { isCorsOriginAllowed, type CorsOptions } from 'h3'
+import { ConfigError } from '../config/resolve.js'
+import type { ResolvedOptions } from '../config/options.js'
+
+/** A request turned away, as the shell's guards answer it. */
+export interface OriginRejection {
+  status: 403
+  error: string
+}
+
+/**
+ * Who may talk to the web server from a browser: the Host check against DNS
+ * rebinding, the Origin check against other web pages, and the CORS answer.
+ * Requests without an Origin header (test runners, curl, Node) pass the
+ * Origin check; only browsers send one.
+ */
+export interface OriginPolicy {
+  /** The CORS options of every route: no `Access-Control-Allow-Origin` for an origin not listed in `--cors`. */
+  readonly cors: CorsOptions
+  /** `'*'` or the listed origins, for servers that answer CORS themselves (Socket.IO). */
+  readonly corsOrigin: '*' | string[]
+  /** The 403 for a request svc must not answer, else undefined. `path` is below the base pathname. */
+  check(req: IncomingMessage, path: string): OriginRejection | undefined
+  /** CORS headers for an answer written outside h3 (a guard's rejection). */
+  headersFor(req: IncomingMessage): Record<string, string>
+}
+
+/** Container probes come with whatever Host their network gives them. */
+const HOST_EXEMPT = new Set(['/api/healthz'])
+/** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
+const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
+
+/** `http://Example.test:80/` -> `http://example.test`; undefined when it is not an origin. */
+function normalizeOrigin(value: string): string | undefined {
+  try {
+    const url = new URL(value)
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
+    return url.origin
+  } catch {
+    return undefined
+  }
+}
+
+/** The host name of a Host header, without port or IPv6 brackets, lower case; undefined when unparsable. */
+function hostNameOf(host: string): string | undefined {
+  try {
+    const name = new URL(`http://${host}`).hostname
+    return (name.startsWith('[') ? name.slice(1, -1) : name).replace(/\.$/, '')
+  } catch {
+    return undefined
+  }
+}
+
+/** `--allowed-hosts` entries: `name` matches itself, `.name` the domain and every name below it. */
+function hostMatcher(entries: string[]): (name: string) => boolean {
+  const exact = new Set<string>()
+  const domains: string[] = []
+  for (const entry of entries.map((value) => value.toLowerCase())) {
+    if (entry.startsWith('.')) domains.push(entry.slice(1))
+    else exact.add(entry)
+  }
+  return (name) => exact.has(name) || domains.some((domain) => name === domain || name.endsWith(`.${domain}`))
+}
+
+/**
+ * Names no attacker can point at 127.0.0.1 through public DNS: IP literals,
+ * `localhost` and below it, dot-less names (container and compose services)
+ * and this machine's own name.
+ */
+function isLocalName(name: string, machine: string): boolean {
+  return isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost') || !name.includes('.') || name === machine
+}
+
+export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts' | 'https'>): OriginPolicy {
+  const anyOrigin = config.cors.includes('*')
+  const origins: string[] = []
+  const problems: string[] = []
+  for (const entry of config.cors.filter((value) => value !== '*')) {
+    const origin = normalizeOrigin(entry)
+    if (origin && origin !== 'null' && new URL(entry).pathname === '/') origins.push(origin)
+    else problems.push(`--cors: ${JSON.stringify(entry)} is not an origin such as http://localhost:3000 (scheme, host and port, no path), nor '*'`)
+  }
+  const anyHost = config.allowedHosts.some((entry) => entry.toLowerCase() === 'all')
+  const badHost = config.allowedHosts.find((entry) => entry.toLowerCase() !== 'all' && !hostNameOf(entry.replace(/^\./, '')))
+  if (badHost !== undefined) problems.push(`--allowed-hosts: ${JSON.stringify(badHost)} is not a host name`)
+  if (problems.length > 0) throw new ConfigError(problems)
+
+  const corsOrigin: '*' | string[] = anyOrigin ? '*' : origins
+  // Never with credentials: a listed page sends its Authorization header itself.
+  const cors: CorsOptions = { origin: corsOrigin, methods: '*', allowHeaders: '*', exposeHeaders: '*', credentials: false }
+  const isListed = (origin: string) => anyOrigin || isCorsOriginAllowed(origin, cors)
+  const isExtraHost = hostMatcher(config.allowedHosts)
+  const machine = hostname().toLowerCase()
+  const scheme = config.https ? 'https' : 'http'
+
+  const hostRejection = (host: string | undefined): OriginRejection | undefined => {
+    // HTTP/1.0 clients may send none; every browser does.
+    if (anyHost || host === undefined) return undefined
+    const name = hostNameOf(host)
+    if (name !== undefined && (isLocalName(name, machine) || isExtraHost(name))) return undefined
+    return {
+      status: 403,
+      error: `Host ${JSON.stringify(host)} is not allowed: svc answers IP addresses, localhost and this machine's name; start it with --allowed-hosts ${name ?? '<host>'} (SVC_ALLOWED_HOSTS) to answer this name`,
+    }
+  }
+
+  /** True when the Origin is the request's own (same scheme, host and port) or listed in --cors. */
+  const isTrustedOrigin = (req: IncomingMessage, origin: string) => {
+    const own = req.headers.host ? normalizeOrigin(`${scheme}://${req.headers.host}`) : undefined
+    const given = normalizeOrigin(origin) ?? origin
+    return given === own || isListed(given)
+  }
+
+  return {
+    cors,
+    corsOrigin,
+    check(req, path) {
+      if (!HOST_EXEMPT.has(path)) {
+        const rejection = hostRejection(req.headers.host)
+        if (rejection) return rejection
+      }
+      const { origin } = req.headers
+      if (origin === undefined) return undefined
+      const guarded =
+        UNSAFE_METHODS.has(req.method ?? '') || req.headers.upgrade !== undefined || path === '/mcp' || path === '/socket.io' || path.startsWith('/socket.io/')
+      if (!guarded || isTrustedOrigin(req, origin)) return undefined
+      return {
+        status: 403,
+        error: `Origin ${origin} may not use this route: only svc's own pages may, and origins listed with --cors (SVC_CORS)`,
+      }
+    },
+    headersFor(req): Record<string, string> {
+      const { origin } = req.headers
+      if (anyOrigin) return { 'access-control-allow-origin': '*' }
+      return origin && isListed(origin) ? { 'access-control-allow-origin': origin, vary: 'origin' } : {}
+    },
+  }
+}

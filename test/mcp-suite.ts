@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult, TextContent } from '@modelcontextprotocol/sdk/types.js'
 import { beforeAll, describe, expect, it } from 'vitest'
+import { searchCases, sendSearchFixtures } from './support/search-fixtures.js'
 import type { TestSvc } from './support/svc.js'
 
 /** A connected MCP client and the svc it reads, whatever the transport. */
@@ -117,6 +118,21 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(first).toMatchObject({ count: 1, more: true })
       expect(ids(first)).toEqual([receiptId])
       expect((await search({ limit: 2 })).more).toBe(false)
+    })
+
+    it('speaks the search syntax in `query`, alone and combined with the other filters', async () => {
+      const fixtureTag = randomUUID().slice(0, 8)
+      const fixtures = await sendSearchFixtures(h.t, fixtureTag)
+      const found = async (args: Record<string, unknown>) =>
+        ids(payloadOf(await callTool(h.client, 'svc_search_emails', { ...args, query: `${fixtureTag} ${args.query ?? ''}` })))
+          .map(fixtures.nameOf)
+          .sort()
+      for (const [query, expected] of searchCases(fixtures)) expect(await found({ query }), query).toEqual([...expected].sort())
+      expect(await found({ query: 'from:alice', isUnread: true, hasAttachment: false })).toEqual(['report', 'secret'])
+      expect(await found({ query: '-has:attachment', to: 'hidden@example.com' })).toEqual(['secret'])
+      expect(await found({ to: 'dave' })).toEqual(['invoice'])
+      expect(await found({ query: 'weekly', since: fixtures.boundary })).toEqual(['newsletter'])
+      expect(await found({ query: 'is:unread', until: fixtures.boundary })).toEqual(['invoice', 'report'])
     })
 
     it('gives every found message its deep link, in the JSON and as a second text item', async () => {

@@ -1,16 +1,16 @@
-import { SUMMARY_LIMIT_MAX } from '../../src/store.js'
+import { parseSearch, type SearchQuery, type SearchTerm } from '../../src/search/parse.js'
 import type { Email, EmailSummary } from '../../src/types.js'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 /** What `svc_search_emails` filters on; every field narrows the result. */
 export interface SearchCriteria {
-  /** Free text over subject, participants and body (the summary listing's `search`). */
+  /** The search syntax (docs/search.md), as the summary listing's `search`. */
   query?: string
-  /** Substring of a sender's address or name. */
+  /** Substring of a sender's address or name (`from:`). */
   from?: string
-  /** Substring of a To recipient's address or name. */
+  /** Substring of a To or Cc recipient's address or name, or of an envelope recipient (`to:`, so Bcc too). */
   to?: string
-  /** Substring of the subject. */
+  /** Substring of the subject (`subject:`). */
   subject?: string
   hasAttachment?: boolean
   isUnread?: boolean
@@ -23,7 +23,7 @@ export interface SearchCriteria {
 
 export interface SearchResult {
   emails: EmailSummary[]
-  /** True when more messages match than `limit`, or the scan stopped at SEARCH_SCAN_MAX. */
+  /** True when more messages match than `limit`. */
   more: boolean
 }
 
@@ -35,52 +35,31 @@ export interface InboxStats {
   oldestEmail: string | null
 }
 
-/** How many summaries one search reads at most, so a search over REST stays a bounded number of requests. */
-export const SEARCH_SCAN_MAX = 10_000
-
-const contains = (haystack: string | undefined, needle: string) => (haystack ?? '').toLowerCase().includes(needle.toLowerCase())
-
-const anyAddress = (list: EmailSummary['from'], needle: string) =>
-  list.some((entry) => contains(entry.address, needle) || contains(entry.name, needle))
-
-function matches(summary: EmailSummary, criteria: SearchCriteria): boolean {
-  const time = Date.parse(summary.time)
-  return (
-    (criteria.from === undefined || anyAddress(summary.from, criteria.from)) &&
-    (criteria.to === undefined || anyAddress(summary.to, criteria.to)) &&
-    (criteria.subject === undefined || contains(summary.subject, criteria.subject)) &&
-    (criteria.hasAttachment === undefined || summary.attachmentCount > 0 === criteria.hasAttachment) &&
-    (criteria.isUnread === undefined || !summary.read === criteria.isUnread) &&
-    (criteria.since === undefined || time >= criteria.since.getTime()) &&
-    (criteria.until === undefined || time <= criteria.until.getTime())
-  )
+/**
+ * The criteria as one query of the search syntax: the tool's fields are
+ * shorthands for its operators, so both sources answer them with the one
+ * matcher of the store that holds the mail. Empty strings narrow nothing.
+ */
+export function criteriaQuery({ query, from, to, subject, hasAttachment, isUnread, since, until }: SearchCriteria): SearchQuery {
+  const terms: SearchTerm[] = query ? parseSearch(query).terms : []
+  const field = (name: 'from' | 'to' | 'subject', value: string | undefined) => {
+    if (value) terms.push({ kind: 'field', field: name, value: value.toLowerCase(), negated: false })
+  }
+  field('from', from)
+  field('to', to)
+  field('subject', subject)
+  if (hasAttachment !== undefined) terms.push({ kind: 'attachment', negated: !hasAttachment })
+  if (isUnread !== undefined) terms.push({ kind: 'read', read: !isUnread, negated: false })
+  if (since) terms.push({ kind: 'received', op: 'after', at: since.getTime(), negated: false })
+  // `before:` is strictly earlier; `until` includes its own millisecond.
+  if (until) terms.push({ kind: 'received', op: 'before', at: until.getTime() + 1, negated: false })
+  return { terms }
 }
 
-/**
- * Newest first. Pages through summaries (the free-text `query` and
- * `isUnread: true` are applied by the source), filters the rest here, and
- * stops at `limit` matches, at the first message older than `since`, or
- * after SEARCH_SCAN_MAX summaries.
- */
+/** Newest first: one summary page of the matches, searched where the mail is. */
 export async function searchEmails(source: MailSource, criteria: SearchCriteria): Promise<SearchResult> {
-  const emails: EmailSummary[] = []
-  for (let skip = 0; skip < SEARCH_SCAN_MAX; skip += SUMMARY_LIMIT_MAX) {
-    const page = await source.page({
-      skip,
-      limit: SUMMARY_LIMIT_MAX,
-      sort: 'desc',
-      search: criteria.query,
-      unreadOnly: criteria.isUnread === true,
-    })
-    for (const summary of page.items) {
-      if (criteria.since && Date.parse(summary.time) < criteria.since.getTime()) return { emails, more: false }
-      if (!matches(summary, criteria)) continue
-      if (emails.length === criteria.limit) return { emails, more: true }
-      emails.push(summary)
-    }
-    if (skip + page.items.length >= page.total || page.items.length === 0) return { emails, more: false }
-  }
-  return { emails, more: true }
+  const page = await source.page({ limit: criteria.limit, sort: 'desc', search: criteriaQuery(criteria) })
+  return { emails: page.items, more: page.total > page.items.length }
 }
 
 /** The newest `count` emails in full, newest first (each one marked read). */

@@ -28,12 +28,20 @@ export function registerTools(server: McpServer, context: McpContext): void {
       title: 'Search caught emails',
       description:
         'Find messages by any combination of sender, recipient, subject, free text, attachment presence, read state and time of receipt. ' +
-        'Every filter narrows the result; text filters are case-insensitive substrings. Returns summaries (no bodies), newest first, ' +
+        'Every filter narrows the result; text filters are case-insensitive substrings. `query` speaks the search syntax of the inbox ' +
+        '(e.g. `from:alice to:bob has:attachment after:2025-01-31 -is:read "exact phrase"`). Returns summaries (no bodies), newest first, ' +
         'each with its `id` (for svc_get_email) and `link` (the message in the web inbox).',
       inputSchema: {
-        query: z.string().optional().describe('Free text matched against subject, sender and recipient names and addresses, and the body'),
+        query: z
+          .string()
+          .optional()
+          .describe(
+            'Search syntax: words (all must match subject, sender and recipient names and addresses, or the body), "quoted phrases", ' +
+              'from: to: cc: subject: filename: is:read is:unread has:attachment before:/after: (YYYY-MM-DD or ISO date-time) ' +
+              'larger:/smaller: (bytes, KB, MB); a leading - negates a term. A malformed operator is taken as a plain word.',
+          ),
         from: z.string().optional().describe('Part of a sender address or display name, e.g. "noreply@" or "Acme"'),
-        to: z.string().optional().describe('Part of a To recipient address or display name, e.g. "alice@example.com"'),
+        to: z.string().optional().describe('Part of a To or Cc recipient address or display name, or of an envelope recipient (Bcc), e.g. "alice@example.com"'),
         subject: z.string().optional().describe('Part of the subject line, e.g. "verify"'),
         hasAttachment: z.boolean().optional().describe('true: only messages with attachments; false: only messages without'),
         isUnread: z.boolean().optional().describe('true: only unread messages; false: only messages already read'),

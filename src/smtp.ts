@@ -6,7 +6,7 @@ import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
 import type { SvcHookable } from './hooks.js'
-import { readAttachment } from './mail/parse.js'
+import { notAMessage, readAttachment } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
 import type { SvcServices } from './plugin.js'
 import type { MailStore } from './store.js'
@@ -224,6 +224,12 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       throw new SmtpReplyError(554, `Message could not be parsed: ${error.message}`)
     })
     const { email } = mail
+    // What a restore would skip is refused now, for good, rather than acknowledged and lost at the next start.
+    const refusal = notAMessage(email, mail.raw)
+    if (refusal) {
+      this.logger.warn(`Refused a message that is not an e-mail message: ${refusal}`)
+      throw new SmtpReplyError(554, `Not an e-mail message: ${refusal}`)
+    }
     this.store.addPrepared(mail)
     try {
       await this.hooks.callHook('mail:received', email)

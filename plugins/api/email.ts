@@ -95,8 +95,10 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
 
   app.get('/api/email/:id/attachment/:filename', async (event) => {
     const email = await requireEmail(store, event)
-    const name = getRouterParam(event, 'filename', { decode: true }) ?? ''
-    // Only names from the email's own attachment list are looked up: nothing else is ever read.
+    // Decoded whole: h3 keeps `%2F` encoded, and a name may hold a `/`. A path that is not valid percent-encoding
+    // never gets here (src/http.ts answers 400). Only names from the email's own attachment list are looked up:
+    // whatever the name spells, nothing else is ever read.
+    const name = decodeURIComponent(getRouterParam(event, 'filename') ?? '')
     const attachment = email.attachments.find((a) => a.generatedFileName === name || a.filename === name)
     const found = attachment && (await readAttachment(await requireRaw(store, email), attachment.generatedFileName))
     if (!found) fail(404, `Email ${email.id} has no attachment named ${name}`)

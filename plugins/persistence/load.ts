@@ -1,5 +1,6 @@
 import { readFile, stat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
+import { notAMessage } from '../../src/mail/parse.js'
 import { parseMail } from '../../src/mail/pool.js'
 import type { PreparedMail } from '../../src/mail/prepare.js'
 import type { Email, Envelope } from '../../src/types.js'
@@ -15,8 +16,6 @@ const STAT_CONCURRENCY = 64
 const PROGRESS_EVERY = 1000
 /** Earlier modification times come from tools that reset timestamps (archives, build caches), not from receipt. */
 const EARLIEST_PLAUSIBLE_MTIME = Date.UTC(2000, 0, 1)
-/** Header field names per RFC 5322; mailparser files lines without a colon under ''. */
-const FIELD_NAME = /^[!-9;-~]+$/
 
 interface MailFile {
   id: string
@@ -77,8 +76,10 @@ async function loadMailFile(dir: string, { id, mtime }: MailFile, logger: Consol
     const raw = await readFile(mailFilePath(dir, id))
     const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined })
     const { email } = mail
-    if (!Object.keys(email.headers).some((name) => FIELD_NAME.test(name))) {
-      logger.warn(`Skipping ${id}.eml: not an e-mail message (no header field)`)
+    // The rule SMTP intake applies: every message it acknowledged comes back.
+    const refusal = notAMessage(email, mail.raw)
+    if (refusal) {
+      logger.warn(`Skipping ${id}.eml: not an e-mail message (${refusal})`)
       return undefined
     }
     // The store takes envelope and time from the email, so they may be set after parsing.

@@ -18,6 +18,8 @@ export interface MimeAttachment {
 export interface MimeMessage {
   headers: Headers
   headerLines: HeaderLines
+  /** The charset the message declares for its text: its own Content-Type's, else its first text part's. */
+  charset?: string
   text?: string
   html?: string
   attachments: MimeAttachment[]
@@ -28,10 +30,34 @@ export interface MimeMessage {
  * block over 1 MB; the message size limit already bounds it, so lift that.
  */
 const parserOptions: MailParserOptions & { maxHeadSize: number } = {
-  skipTextToHtml: true,
   skipImageLinks: true,
   maxHeadSize: Number.MAX_SAFE_INTEGER,
 }
+
+/** What svc reads of mailparser's tree of MIME nodes (not part of its typings). */
+interface MimeNode {
+  contentType?: string | false
+  /** mailsplit's node: the parsed Content-Type of every node, multipart ones included. */
+  node: { charset?: string | false }
+  children: MimeNode[]
+}
+
+/**
+ * MailParser, except that the text parts of a multipart/mixed message with
+ * HTML parts are kept in its `html`, in document order, as mailparser's own
+ * text-to-HTML makes them (escaped, links made links): with `skipTextToHtml`
+ * they were left out, leaving only the `<br/>` that joins the parts.
+ * mailparser asks for that conversion while merging the parts, before it
+ * sets `html`, and again afterwards for its `textAsHtml`, which svc does not
+ * use and is skipped here; a message without HTML needs neither.
+ */
+class MergingParser extends MailParser {
+  textToHtml(text: string): string {
+    const self = this as unknown as { html: string | false; hasHtml: boolean }
+    return self.html === false && self.hasHtml ? mailparserTextToHtml.call(this, text) : ''
+  }
+}
+const mailparserTextToHtml = (MailParser.prototype as unknown as { textToHtml(text: string): string }).textToHtml
 
 /**
  * Reads a message with mailparser's MailParser, the way its simpleParser
@@ -41,7 +67,7 @@ const parserOptions: MailParserOptions & { maxHeadSize: number } = {
  */
 export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => boolean = () => false): Promise<MimeMessage> {
   return new Promise((resolve, reject) => {
-    const parser = new MailParser(parserOptions)
+    const parser = new MergingParser(parserOptions)
     const message: MimeMessage = { headers: new Map(), headerLines: [], attachments: [] }
     const nameOf = nameGenerator()
     let settled = false
@@ -56,7 +82,8 @@ export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => bool
       const attachment: MimeAttachment = {
         filename: part.filename,
         generatedFileName: nameOf(part.filename, part.contentType),
-        contentType: part.contentType,
+        // `Content-Type: ; name="x.jpg"` leaves mailparser with no type at all.
+        contentType: part.contentType || 'application/octet-stream',
         contentDisposition: part.contentDisposition,
         cid: part.cid,
         size: 0,
@@ -103,10 +130,23 @@ export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => bool
     parser.on('end', () => {
       if (settled) return
       settled = true
+      message.charset = declaredCharset((parser as unknown as { tree: MimeNode | false }).tree)
       resolve(message)
     })
     feed(parser, raw)
   })
+}
+
+/** The root's charset, else that of the first text part in document order. */
+function declaredCharset(root: MimeNode | false): string | undefined {
+  if (!root) return undefined
+  if (root.node.charset) return root.node.charset
+  const stack = [...root.children].reverse()
+  for (let node = stack.pop(); node; node = stack.pop()) {
+    if (typeof node.contentType === 'string' && node.contentType.startsWith('text/') && node.node.charset) return node.node.charset
+    stack.push(...[...node.children].reverse())
+  }
+  return undefined
 }
 
 /** Bytes handed to the parser at a time. */

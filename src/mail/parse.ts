@@ -1,7 +1,10 @@
 import { isUtf8 } from 'node:buffer'
 import { randomBytes } from 'node:crypto'
+import { domainToUnicode } from 'node:url'
+import iconv from 'iconv-lite'
 import libmime from 'libmime'
-import type { AddressObject, EmailAddress, Headers } from 'mailparser'
+import type { Headers } from 'mailparser'
+import addressparser from 'nodemailer/lib/addressparser'
 import type { Address, Email, Envelope } from '../types.js'
 import { formatSize } from './format.js'
 import { readMime, type MimeMessage } from './mime.js'
@@ -31,16 +34,19 @@ export interface ParseInput {
 /** Turns a raw RFC 822 message into svc's Email record. */
 export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
   const parsed = await readMime(raw)
-  const headers = headerStrings(parsed)
+  const fields = headerFields(parsed)
+  // Repeated headers joined by newlines.
+  const headers = Object.fromEntries([...fields].map(([name, values]) => [name, values.map(decodeWords).join('\n')]))
   const date = validDate(parsed.headers.get('date'))
   return {
     id,
     time: time.toISOString(),
     read: false,
     subject: subjectOf(parsed, headers),
-    from: addresses(parsed.headers.get('from')),
-    to: addresses(parsed.headers.get('to')),
-    cc: addresses(parsed.headers.get('cc')),
+    // One From, the last, as mailparser keeps it; every To and Cc.
+    from: addresses(fields.get('from')?.slice(-1)),
+    to: addresses(fields.get('to')),
+    cc: addresses(fields.get('cc')),
     date: date?.toISOString() ?? time.toISOString(),
     text: parsed.text ?? '',
     html: parsed.html ?? '',
@@ -58,6 +64,25 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
     size: raw.length,
     sizeHuman: formatSize(raw.length),
   }
+}
+
+/** Header field names per RFC 5322; mailparser files lines without a colon under ''. */
+const FIELD_NAME = /^[!-9;-~]+$/
+/** C0 controls that text does not hold (TAB, LF, FF, CR and the ESC of ISO-2022 text are text). */
+const BINARY_BYTE = /[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f]/
+
+/**
+ * Why svc does not keep these bytes as an e-mail message; undefined when it
+ * does. SMTP intake refuses what this refuses and a restore skips it, so a
+ * `250` is always a message that a restart gives back. Kept: anything with
+ * a header field, and header-less text (what an application really sent,
+ * shown as it is). Not kept: nothing at all, and binary data without a
+ * header field (a stray file in the mail directory).
+ */
+export function notAMessage(email: Email, raw: Buffer): string | undefined {
+  if (raw.length === 0) return 'empty'
+  if (Object.keys(email.headers).some((name) => FIELD_NAME.test(name))) return undefined
+  return BINARY_BYTE.test(raw.toString('latin1')) ? 'binary data without a header field' : undefined
 }
 
 /** Re-reads one attachment's content from the raw message, by generated name or filename; the others are skipped unread. */
@@ -82,37 +107,58 @@ function validDate(date: unknown): Date | undefined {
   return date instanceof Date && !Number.isNaN(date.getTime()) ? date : undefined
 }
 
-function addresses(value: unknown): Address[] {
-  const field = value as AddressObject | AddressObject[] | undefined
-  if (!field) return []
-  const flat = (list: EmailAddress[]): Address[] =>
-    list.flatMap((entry) => (entry.group ? flat(entry.group) : [{ address: entry.address ?? '', name: entry.name ?? '' }]))
-  return (Array.isArray(field) ? field : [field]).flatMap((object) => flat(object.value))
+/**
+ * The mailboxes of address fields, read by nodemailer's addressparser (the
+ * one mailparser bundles reads comments as addresses: `c@(Chris's host.)x`),
+ * groups flattened. An entry without an address (a comment, a bare name) is
+ * no mailbox and is left out; the field itself stays in `headers`.
+ */
+function addresses(values: string[] | undefined): Address[] {
+  if (!values) return []
+  return addressparser(values.join(', '), { flatten: true }).flatMap(({ name, address }) => {
+    // A whole mailbox in one encoded word: what mailparser reads back from its decoded form too.
+    if (!address) return /=\?/.test(name) && decodeWords(name).includes('<') ? addresses([decodeWords(name)]) : []
+    return [{ address: unicodeDomain(address), name: decodeWords(name).trim() }]
+  })
 }
 
-/** Header lines as written, unfolded and with encoded words decoded; repeated headers joined by newlines. */
-function headerStrings(parsed: MimeMessage): Record<string, string> {
-  const headers: Record<string, string> = {}
-  for (const { key, line } of parsed.headerLines) {
-    const colon = line.indexOf(':')
-    const value = decodeWords(eightBit(line.slice(colon + 1)).replace(/\r?\n[ \t]+/g, ' ').trim())
-    headers[key] = key in headers ? `${headers[key]}\n${value}` : value
-  }
-  return headers
+/** `user@xn--mnchen-3ya.de` as `user@münchen.de`, as mailparser shows it. */
+function unicodeDomain(address: string): string {
+  const at = address.lastIndexOf('@')
+  if (at < 0 || !address.includes('xn--', at)) return address
+  return address.slice(0, at + 1) + (domainToUnicode(address.slice(at + 1)) || address.slice(at + 1))
 }
 
 /**
- * mailparser hands header lines over as binary strings. Undeclared 8-bit bytes
- * are UTF-8 from SMTPUTF8 clients, and Latin-1 from old ones when they are not
- * valid UTF-8.
+ * Top-level header values by lower-case name, in order: unfolded, raw 8-bit
+ * text decoded (see eightBit), encoded words left for the caller (an
+ * address field splits on commas before its names are decoded).
  */
-function eightBit(binary: string): string {
-  if (!/[\x80-\xff]/.test(binary)) return binary
-  const bytes = Buffer.from(binary, 'latin1')
-  return isUtf8(bytes) ? bytes.toString('utf8') : binary
+function headerFields(parsed: MimeMessage): Map<string, string[]> {
+  const fields = new Map<string, string[]>()
+  for (const { key, line } of parsed.headerLines) {
+    const value = eightBit(line.slice(line.indexOf(':') + 1), parsed.charset).replace(/\r?\n[ \t]+/g, ' ').trim()
+    const values = fields.get(key)
+    if (values) values.push(value)
+    else fields.set(key, [value])
+  }
+  return fields
 }
 
-/** mailparser decodes an undeclared Latin-1 subject to U+FFFD; the header value keeps its letters. */
+/**
+ * mailparser hands header lines over as binary strings. Undeclared 8-bit
+ * bytes are UTF-8 from SMTPUTF8 clients; when they are not valid UTF-8 they
+ * are in the charset the message declares for its text (Big5, GB2312 and
+ * the like from old clients), else Latin-1.
+ */
+function eightBit(binary: string, charset: string | undefined): string {
+  if (!/[\x80-\xff]/.test(binary)) return binary
+  const bytes = Buffer.from(binary, 'latin1')
+  if (isUtf8(bytes)) return bytes.toString('utf8')
+  return charset && !/^(us-?ascii|utf-?8)$/i.test(charset) && iconv.encodingExists(charset) ? iconv.decode(bytes, charset) : binary
+}
+
+/** mailparser decodes an undeclared 8-bit subject as UTF-8, to U+FFFD when it is not; the header value keeps its letters. */
 function subjectOf(parsed: MimeMessage, headers: Record<string, string>): string {
   const subject = (parsed.headers.get('subject') as string | undefined) ?? ''
   return subject.includes('\ufffd') && headers.subject !== undefined ? headers.subject : subject

@@ -5,6 +5,7 @@ import eviction from './eviction/index.js'
 import mcp from './mcp/index.js'
 import persistence from './persistence/index.js'
 import relay from './relay/index.js'
+import retention from './retention/index.js'
 import socketio from './socketio/index.js'
 import wait from './wait/index.js'
 import web from './web/index.js'
@@ -12,6 +13,6 @@ import web from './web/index.js'
 /**
  * The built-in plugins, in set-up order: auth guards every web route before
  * any is served; persistence writes a message before eviction may drop one,
- * and before waiters are handed it.
+ * and before waiters are handed it; retention sweeps the restored backlog.
  */
-export const builtinPlugins: SvcPlugin[] = [auth, persistence, eviction, wait, relay, api, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [auth, persistence, eviction, retention, wait, relay, api, socketio, mcp, web]

@@ -18,6 +18,7 @@ function valueHint(spec: OptionSpec): string | undefined {
   if (spec.type === 'boolean') return undefined
   if (spec.type === 'port' || spec.type === 'count') return 'number'
   if (spec.type === 'file') return 'file'
+  if (spec.type === 'duration') return 'duration'
   return spec.hint ?? 'value'
 }
 

@@ -18,6 +18,8 @@ export type OptionType =
   | 'list'
   /** A flag that may be given bare (true) or with a value. */
   | 'flag-or-string'
+  /** A span of time, `90s`, `30m`, `24h`, `7d` (config/duration.ts), kept as typed; '' means off. */
+  | 'duration'
 
 export interface OptionSpec {
   type: OptionType
@@ -45,6 +47,12 @@ export const options = {
   basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', hint: 'path', description: 'Prefix for every web route, e.g. /mail' },
   mailDirectory: { type: 'string', default: '', env: 'SVC_MAIL_DIRECTORY', hint: 'dir', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
   maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
+  maxAge: {
+    type: 'duration',
+    default: '',
+    env: 'SVC_MAX_AGE',
+    description: 'Remove mail older than this (by time of receipt), e.g. 90s, 30m, 24h, 7d; files too',
+  },
   maxMessageSize: { type: 'count', default: 50 * MB, env: 'SVC_MAX_MESSAGE_SIZE', description: 'Refuse larger messages (bytes); 0 disables the limit' },
   mcp: { type: 'boolean', default: false, env: 'SVC_MCP', description: 'Serve the MCP endpoint at <base-pathname>/mcp' },
 

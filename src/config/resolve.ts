@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs'
 import { resolve } from 'node:path'
+import { DURATION_FORMAT, parseDuration } from './duration.js'
 import { flagName, optionDefaults, options, type OptionKey, type OptionSpec, type ResolvedOptions } from './options.js'
 import type { SvcPlugin } from '../plugin.js'
 
@@ -66,6 +67,13 @@ export function coerceOption(key: OptionKey, raw: unknown, source: string): { va
       const unknown = spec.choices ? words.filter((word) => !spec.choices!.includes(word)) : []
       if (unknown.length > 0) return { problem: `${source}: unknown ${unknown.join(', ')} (one of ${spec.choices!.join(', ')})` }
       return { value: words }
+    }
+    case 'duration': {
+      if (typeof raw !== 'string') return bad(DURATION_FORMAT)
+      // Spaces and case are forgiven; the value is kept in one spelling, e.g. `7d`.
+      const value = raw.trim().toLowerCase()
+      if (value !== '' && parseDuration(value) === undefined) return bad(DURATION_FORMAT)
+      return { value }
     }
     case 'string':
     case 'file': {

@@ -304,6 +304,24 @@ async function relay(email) {
 
 // ---- toolbar ----
 
+// The operator hint shows while the box has the focus; a click on an operator types it.
+const searchHint = $('search-hint')
+searchInput.addEventListener('focus', () => (searchHint.hidden = false))
+searchInput.addEventListener('blur', () => (searchHint.hidden = true))
+// Pressing a button would take the focus from the box and hide the hint under the pointer.
+searchHint.addEventListener('mousedown', (event) => event.preventDefault())
+searchHint.addEventListener('click', (event) => {
+  const insert = event.target.closest('button[data-insert]')?.dataset.insert
+  if (!insert) return
+  const before = searchInput.value.replace(/\s+$/, '')
+  searchInput.value = before ? `${before} ${insert}` : insert
+  // Inside the quotes of a phrase, after the colon of an operator, or after a complete term.
+  const caret = searchInput.value.length - (insert === '""' ? 1 : 0)
+  searchInput.setSelectionRange(caret, caret)
+  searchInput.focus()
+  searchInput.dispatchEvent(new Event('input'))
+})
+
 let searchTimer = 0
 searchInput.addEventListener('input', () => {
   clearTimeout(searchTimer)

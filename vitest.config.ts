@@ -3,7 +3,12 @@ import { defineConfig } from 'vitest/config'
 
 export default defineConfig({
   // Examples and templates import the package by name, as users do.
-  resolve: { alias: [{ find: /^svc$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) }] },
+  resolve: {
+    alias: [
+      { find: /^svc$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^svc\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],

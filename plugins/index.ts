@@ -1,8 +1,9 @@
-import type { SvcPlugin } from '../src/plugin.js'
+import type { SvcPlugin } from 'svc/kit'
 import api from './api/index.js'
 import auth from './auth/index.js'
 import eviction from './eviction/index.js'
 import mcp from './mcp/index.js'
+import memory from './memory/index.js'
 import persistence from './persistence/index.js'
 import relay from './relay/index.js'
 import retention from './retention/index.js'
@@ -14,5 +15,7 @@ import web from './web/index.js'
  * The built-in plugins, in set-up order: auth guards every web route before
  * any is served; persistence writes a message before eviction may drop one,
  * and before waiters are handed it; retention sweeps the restored backlog.
+ * Each can be turned off by name (`disablePlugins`) or replaced by a user
+ * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [auth, persistence, eviction, retention, wait, relay, api, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [memory, auth, persistence, eviction, retention, wait, relay, api, socketio, mcp, web]

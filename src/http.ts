@@ -6,6 +6,7 @@ import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
 import { createOriginPolicy } from './http/origin.js'
+import { listenOn } from './listen.js'
 
 /** Why a guard turned a request away. */
 export interface GuardRejection {
@@ -199,18 +200,10 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     guard: (guard) => {
       guards.push(guard)
     },
-    listen: () =>
-      new Promise((resolve, reject) => {
-        guardServer()
-        const fail = (error: NodeJS.ErrnoException) => {
-          reject(error.code === 'EADDRINUSE' ? new Error(`Web port ${config.web} is already in use`) : error)
-        }
-        server.once('error', fail)
-        server.listen(config.web, config.webIp, () => {
-          server.off('error', fail)
-          resolve(port())
-        })
-      }),
+    listen: () => {
+      guardServer()
+      return listenOn(server, config.web, config.webIp, 'Web')
+    },
     close: () =>
       new Promise((resolve) => {
         if (!server.listening) return resolve()

@@ -15,5 +15,8 @@ export const packageRoot: string = (() => {
 
 export const packageVersion: string = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version
 
-/** This module's own kind of file, so that aliases point at source under tests and at dist when built. */
-export const selfEntry: string = fileURLToPath(new URL(import.meta.url.endsWith('.ts') ? './index.ts' : './index.js', import.meta.url))
+/** A sibling module of this one's own kind of file, so that aliases point at source under tests and at dist when built. */
+const sibling = (name: string) => fileURLToPath(new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url))
+
+/** The entry points `svc` and `svc/kit`, for config files loaded from any folder. */
+export const selfEntries: Record<string, string> = { 'svc/kit': sibling('kit'), svc: sibling('index') }

@@ -1,54 +1,20 @@
 import type { ConsolaInstance } from 'consola'
+import type { OptionSpec } from './config/options.js'
 import type { SvcConfig } from './config/resolve.js'
 import type { SvcHookable } from './hooks.js'
 import type { HttpShell } from './http.js'
 import type { SmtpIntake } from './smtp.js'
-import type { MailStore } from './store.js'
-import type { Email } from './types.js'
-
-/** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
-export interface MailWaitFilter {
-  /** Search syntax (docs/search.md). */
-  query?: string
-  /** A sender's address or name. */
-  from?: string
-  /** A To or Cc recipient's address or name, or an envelope recipient (Bcc). */
-  to?: string
-  subject?: string
-  /** Only mail received at or after this time counts. */
-  since?: Date
-}
-
-export interface MailWaitOptions {
-  timeoutMs: number
-  /** Ends the wait early, e.g. when the client that asked went away; it then resolves undefined. */
-  signal?: AbortSignal
-}
-
-/** Requests waiting for mail: each costs a closure and a timer while it waits, nothing more. */
-export interface MailWaiters {
-  /**
-   * The newest stored email matching the filter at once, else the first
-   * to arrive; undefined when the timeout passed or the signal aborted.
-   * Never marks anything read.
-   */
-  wait(filter: MailWaitFilter, options: MailWaitOptions): Promise<Email | undefined>
-  /** Waits in progress. */
-  readonly size: number
-}
+import type { StorageDriverFactory } from './storage/driver.js'
+import type { MailStore } from './storage/store.js'
 
 /**
- * Capabilities one plugin offers the others and the kernel, looked up by name
- * so that no plugin imports another.
+ * Capabilities one plugin offers the others, looked up by name so that no
+ * plugin imports another. Empty in the kernel: each plugin declares what it
+ * provides beside its code, `declare module 'svc' { interface SvcServices { ... } }`,
+ * and sets it in `setup`.
  */
-export interface SvcServices {
-  /** Sends a stored message to a real SMTP server: to `recipients`, or to its own. */
-  relay?: (email: Email, recipients?: string[]) => Promise<void>
-  /** Loads mail files added to the mail directory; resolves how many were loaded. */
-  reloadMailDirectory?: () => Promise<number>
-  /** Waits for mail matching a filter (GET /api/email/wait, svc_wait_for_email). */
-  waiters?: MailWaiters
-}
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface SvcServices {}
 
 /** What every plugin, built-in or user, is given. */
 export interface SvcContext {
@@ -58,17 +24,33 @@ export interface SvcContext {
   smtp: SmtpIntake
   http: HttpShell
   logger: ConsolaInstance
-  services: SvcServices
+  services: Partial<SvcServices>
 }
 
 /** Runs when svc stops, in reverse order of set-up. */
 export type Teardown = () => void | Promise<void>
 
 export interface SvcPlugin {
+  /** Unique; `disablePlugins` and a user plugin of the same name (which replaces the built-in) use it. */
   name: string
+  /**
+   * The plugin's options, each with its type, default, flag, variable and
+   * help line: merged with the kernel's into `--help`, validation,
+   * `/api/config` and docs. Declare their types beside them, as
+   * `declare module 'svc' { interface SvcOptions extends Partial<OptionValues<typeof options>> {} }`.
+   */
+  options?: Record<string, OptionSpec>
+  /** Problems with this plugin's options taken together, one line each (see `needTogether`); start-up stops on them. */
+  check?: (config: SvcConfig) => string[]
   /** Skip the plugin unless this returns true; always on when absent. */
   enabled?: (config: SvcConfig) => boolean
-  setup: (ctx: SvcContext) => void | Teardown | Promise<void | Teardown>
+  /**
+   * Storage drivers this plugin offers, by the URL scheme the `storage`
+   * option selects them with (`memory`, `postgres`, ...). Known before any
+   * plugin is set up, since every plugin is given the store.
+   */
+  storage?: Record<string, StorageDriverFactory>
+  setup?: (ctx: SvcContext) => void | Teardown | Promise<void | Teardown>
 }
 
 /** Typed helper for plugins. */

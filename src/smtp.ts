@@ -5,12 +5,16 @@ import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
-import type { SvcHookable } from './hooks.js'
-import { notAMessage, readAttachment } from './mail/parse.js'
+import type { MailArrival, SvcHookable } from './hooks.js'
+import { listenOn } from './listen.js'
+import { notAMessage } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
 import type { SvcServices } from './plugin.js'
-import type { MailStore } from './store.js'
+import { noEmailWithId, type MailStore } from './storage/store.js'
 import type { Email, Envelope } from './types.js'
+
+/** Sends a stored message to a real SMTP server, to `recipients` or to its own; a plugin provides it as the `relay` service. */
+export type RelayService = (email: Email, recipients?: string[]) => Promise<void>
 
 /** Events of the programmatic interface. */
 export interface SmtpIntakeEvents {
@@ -47,7 +51,9 @@ const MAX_RECIPIENTS = 1000
 
 /**
  * The SMTP intake and the programmatic interface of spec.md: the object
- * `start()` resolves as `smtp`.
+ * `start()` resolves as `smtp`. Its events are an adapter over the hooks:
+ * `new` for every message accepted over SMTP (`mail:accepted`), `delete`
+ * (`mail:deleted`), `error` (`smtp:error`) and `close` (`server:close`).
  */
 export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   readonly server: SMTPServer
@@ -59,7 +65,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     private readonly config: SvcConfig,
     private readonly store: MailStore,
     private readonly hooks: SvcHookable,
-    private readonly services: SvcServices,
+    private readonly services: Partial<SvcServices> & { relay?: RelayService },
     private readonly logger: ConsolaInstance,
   ) {
     super()
@@ -69,10 +75,20 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     this.server.on('error', (error) => {
       // Client-side failures (bad TLS, resets) land here; they are no reason to stop.
       this.logger.debug(`SMTP: ${error.message}`)
+      void hooks.callHook('smtp:error', error)
+    })
+    hooks.hook('smtp:error', (error) => {
       if (this.listenerCount('error') > 0) this.emit('error', error)
+    })
+    hooks.hook('mail:accepted', (email, { origin }) => {
+      // After every other handler's synchronous part: listeners of `new` see the message settled.
+      if (origin === 'smtp') setImmediate(() => this.emit('new', email))
     })
     hooks.hook('mail:deleted', (event) => {
       this.emit('delete', event)
+    })
+    hooks.hook('server:close', () => {
+      this.emit('close')
     })
   }
 
@@ -82,26 +98,14 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   }
 
   listen(): Promise<number> {
-    return new Promise((resolve, reject) => {
-      const fail = (error: NodeJS.ErrnoException) => {
-        reject(error.code === 'EADDRINUSE' ? new Error(`SMTP port ${this.config.smtp} is already in use`) : error)
-      }
-      this.server.server.once('error', fail)
-      this.server.listen(this.config.smtp, this.config.ip, () => {
-        this.server.server.off('error', fail)
-        resolve(this.port)
-      })
-    })
+    return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP', (done) => this.server.listen(this.config.smtp, this.config.ip, done))
   }
 
   /** Stops accepting, lets transactions in flight finish, drops idle clients. */
   close(): Promise<void> {
     this.closing = true
     return new Promise((resolve) => {
-      this.server.close(() => {
-        this.emit('close')
-        resolve()
-      })
+      this.server.close(() => resolve())
       this.dropIdleClients()
     })
   }
@@ -114,6 +118,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
   }
 
+  /** Every stored email in full, in the order they were stored. */
   async getAllEmails(): Promise<Email[]> {
     const all: Email[] = []
     for await (const email of this.store.emails()) all.push(email)
@@ -126,7 +131,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   async getRawEmail(id: string): Promise<Readable> {
     const raw = await this.store.raw(id)
-    if (!raw) throw new Error(`No email with id ${id}`)
+    if (!raw) throw noEmailWithId(id)
     return byteStream(raw)
   }
 
@@ -141,20 +146,15 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   /** `filename` is an attachment's generatedFileName or filename. */
   async getEmailAttachment(id: string, filename: string): Promise<{ contentType: string; stream: Readable }> {
-    const email = await this.store.get(id)
-    const raw = await this.store.raw(id)
-    if (!email || !raw) throw new Error(`No email with id ${id}`)
-    const found = await readAttachment(raw, filename)
-    if (!found) throw new Error(`Email ${id} has no attachment named ${filename}`)
+    const found = await this.store.requireAttachment(id, filename)
     return { contentType: found.contentType, stream: byteStream(found.content) }
   }
 
-  /** Relays a stored email to its own recipients through the configured outgoing server. */
+  /** Relays a stored email through the `relay` service (the relay plugin, on when an outgoing server is configured). */
   async relayEmail(idOrEmail: string | Email, recipients?: string[]): Promise<void> {
     const relay = this.services.relay
-    if (!relay) throw new Error('Relay is not configured: set --outgoing-host')
-    const email = typeof idOrEmail === 'string' ? await this.store.get(idOrEmail) : idOrEmail
-    if (!email) throw new Error(`No email with id ${String(idOrEmail)}`)
+    if (!relay) throw new Error('Relay is not configured: no plugin provides the relay service (set --outgoing-host)')
+    const email = typeof idOrEmail === 'string' ? await this.store.require(idOrEmail) : idOrEmail
     await relay(email, recipients)
   }
 
@@ -199,8 +199,11 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       },
       onData: (stream, session, callback) => {
         this.receive(stream, session)
-          // The id in the reply is the REST id: clients that log the reply can fetch the message by it.
-          .then((id) => callback(null, `Message queued as ${id}`))
+          .then(({ id, accepted }) => {
+            // The id in the reply is the REST id: clients that log the reply can fetch the message by it.
+            callback(null, `Message queued as ${id}`)
+            accepted()
+          })
           .catch((error: Error) => callback(error))
           .finally(() => {
             this.busy.delete(session.id)
@@ -214,34 +217,36 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
   }
 
-  /** Takes one message in; resolves its id once it is kept. */
-  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<string> {
-    const raw = await readData(stream)
-    if (!raw) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
-    const mail = await parseMail({ raw, envelope: envelopeOf(session) }).catch((error: Error) => {
+  /** Takes one message in; resolves its id once it is kept, and what to run once the client has its `250`. */
+  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => void }> {
+    const data = await readData(stream)
+    if (!data) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
+    const mail = await parseMail({ raw: data, envelope: envelopeOf(session), prepare: this.store.driver.prepare }).catch((error: Error) => {
       // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
       this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
       throw new SmtpReplyError(554, `Message could not be parsed: ${error.message}`)
     })
-    const { email } = mail
+    const { email, raw } = mail
     // What a restore would skip is refused now, for good, rather than acknowledged and lost at the next start.
-    const refusal = notAMessage(email, mail.raw)
+    const refusal = notAMessage(email, raw)
     if (refusal) {
       this.logger.warn(`Refused a message that is not an e-mail message: ${refusal}`)
       throw new SmtpReplyError(554, `Not an e-mail message: ${refusal}`)
     }
-    this.store.addPrepared(mail)
+    await this.store.add(mail)
+    const arrival: MailArrival = { raw, origin: 'smtp' }
     try {
-      await this.hooks.callHook('mail:received', email)
+      await this.hooks.callHook('mail:received', email, arrival)
     } catch (error) {
       // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
       await this.store.remove(email.id)
       this.logger.error(`Could not accept message: ${(error as Error).message}`)
       throw new SmtpReplyError(451, 'Could not store the message, try again later')
     }
-    // The client has its 250 before listeners of `new` run.
-    setImmediate(() => this.emit('new', email))
-    return email.id
+    const accepted = () => {
+      Promise.resolve(this.hooks.callHook('mail:accepted', email, arrival)).catch((error: Error) => this.logger.error(`A mail:accepted handler failed: ${error.message}`))
+    }
+    return { id: email.id, accepted }
   }
 }
 

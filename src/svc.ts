@@ -1,12 +1,13 @@
 import type { ConsolaInstance } from 'consola'
 import { builtinPlugins } from '../plugins/index.js'
-import { layers, resolveConfig, type SvcConfig, type SvcOptions } from './config/resolve.js'
+import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './config/resolve.js'
 import { createSvcHooks, type ServerInfo, type SvcHookable } from './hooks.js'
 import { createHttpShell, type HttpShell } from './http.js'
 import { createLogger } from './logger.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
 import { SmtpIntake } from './smtp.js'
-import { createStore, type MailStore } from './store.js'
+import { storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
+import { createMailStore, type MailStore } from './storage/store.js'
 
 /** What `start()` resolves. */
 export interface SvcInstance {
@@ -14,6 +15,9 @@ export interface SvcInstance {
   storage: MailStore
   api: HttpShell
 }
+
+/** The inbox svc 3.1 serves; drivers key their data by it so that more can come. */
+const DEFAULT_INBOX = 'default'
 
 /**
  * One svc instance: `new Svc(options)`, `await start()`, `await stop()`.
@@ -26,30 +30,34 @@ export class Svc {
   readonly store: MailStore
   readonly smtp: SmtpIntake
   readonly http: HttpShell
-  readonly services: SvcServices = {}
+  readonly services: Partial<SvcServices> = {}
+  /** The plugins that run with this configuration, in set-up order. */
+  readonly plugins: SvcPlugin[]
   private teardowns: Teardown[] = []
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
   constructor(options: SvcOptions | SvcConfig = {}) {
     const { plugins = [], ...values } = options
-    this.config = resolveConfig([layers.file(values, 'options')], plugins)
+    this.config = resolveConfig([layers.file(values, 'options')], plugins, knownPlugins(plugins))
+    this.plugins = knownPlugins(plugins).filter((plugin) => !this.config.disablePlugins.includes(plugin.name) && (plugin.enabled?.(this.config) ?? true))
     this.logger = createLogger(this.config)
     this.hooks = createSvcHooks()
-    this.store = createStore(this.hooks)
+    this.store = createMailStore(createDriver(this.config, this.plugins), this.hooks)
     this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.services, this.logger.withTag('smtp'))
     this.http = createHttpShell(this.config, this.logger.withTag('http'))
-  }
-
-  /** The plugins that run with this configuration: built-ins first, then the user's. */
-  get plugins(): SvcPlugin[] {
-    return [...builtinPlugins, ...this.config.plugins].filter((plugin) => plugin.enabled?.(this.config) ?? true)
   }
 
   async start(): Promise<SvcInstance> {
     if (this.state !== 'idle') throw new Error(`svc cannot start: it is ${this.state}`)
     this.state = 'starting'
     try {
+      const { driver } = this.store
+      await driver.init?.()
+      this.teardowns.unshift(async () => driver.dispose?.())
+      const unwatch = driver.watch?.((change) => void this.relayChange(change))
+      if (unwatch) this.teardowns.unshift(unwatch)
       for (const plugin of this.plugins) {
+        if (!plugin.setup) continue
         const context: SvcContext = { ...this.context(), logger: this.logger.withTag(plugin.name) }
         const teardown = await plugin.setup(context)
         if (typeof teardown === 'function') this.teardowns.unshift(teardown)
@@ -75,6 +83,7 @@ export class Svc {
     }
     this.state = 'stopped'
     await Promise.all([this.smtp.close(), this.http.close()])
+    await Promise.resolve(this.hooks.callHook('server:close')).catch((error: Error) => this.logger.error('a server:close handler failed:', error))
     for (const teardown of this.teardowns) {
       try {
         await teardown()
@@ -83,6 +92,20 @@ export class Svc {
       }
     }
     this.teardowns = []
+  }
+
+  /** Tells this process's listeners of a change another process made to shared storage. */
+  private async relayChange(change: StorageChange): Promise<void> {
+    try {
+      if (change.type === 'removed') await this.hooks.callHook('mail:deleted', { id: change.id })
+      else if (change.type === 'read') await this.hooks.callHook('mail:read', { ids: change.ids })
+      else {
+        const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])
+        if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })
+      }
+    } catch (error) {
+      this.logger.error(`A handler failed on a change from another instance: ${(error as Error).message}`)
+    }
   }
 
   private context(): Omit<SvcContext, 'logger'> {
@@ -95,4 +118,26 @@ export class Svc {
       services: this.services,
     }
   }
+}
+
+/**
+ * Every plugin whose options svc accepts, in set-up order: the built-ins,
+ * then the user's; a user plugin named as a built-in replaces it.
+ * `disablePlugins` and each plugin's `enabled` then choose which run.
+ */
+export function knownPlugins(plugins: SvcPlugin[]): SvcPlugin[] {
+  const own = new Set(plugins.map((plugin) => plugin.name))
+  return [...builtinPlugins.filter((plugin) => !own.has(plugin.name)), ...plugins]
+}
+
+/** The driver the `storage` option names, from the plugins that offer one for its scheme. */
+function createDriver(config: SvcConfig, plugins: SvcPlugin[]): StorageDriver {
+  const scheme = storageScheme(config.storage)
+  const offered = new Map(plugins.flatMap((plugin) => Object.entries(plugin.storage ?? {})))
+  const factory = offered.get(scheme)
+  if (!factory) {
+    const known = [...offered.keys()].join(', ') || 'none: is the memory plugin disabled?'
+    throw new ConfigError([`--storage: no storage driver for "${scheme}" (known: ${known})`])
+  }
+  return factory({ url: config.storage, inbox: DEFAULT_INBOX })
 }

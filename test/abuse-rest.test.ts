@@ -223,7 +223,7 @@ describe('ids and attachment names', () => {
         expectNothingLeaked(response.body)
       }
     }
-    expect(t.svc.store.has(id)).toBe(true)
+    expect(await t.svc.store.has(id)).toBe(true)
   })
 
   it('answers an id that is not valid percent-encoding with 400 JSON', async () => {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { options } from '../src/config/options.js'
+import { optionTable } from '../src/config/options.js'
+import { knownPlugins } from '../src/svc.js'
 import { expectJsonError } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
@@ -125,7 +126,7 @@ describe('GET /api/config', () => {
   })
 
   it('shows every non-secret option with its value', () => {
-    const shown = Object.entries(options).filter(([, spec]) => !('secret' in spec && spec.secret)).map(([key]) => key)
+    const shown = [...optionTable(knownPlugins([]))].filter(([, spec]) => !spec.secret).map(([key]) => key)
     expect(Object.keys(config).sort()).toEqual(['version', ...shown].sort())
     expect(config).toMatchObject({ maxEmails: 7, outgoingHost: '127.0.0.1', outgoingPort: 2525, webUser: 'web-user', basePathname: '' })
     expect(config.version).toMatch(/^3\./)

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSvcHooks } from '../src/hooks.js'
 import { formatSize } from '../src/mail/format.js'
-import { createStore, type MailStore } from '../src/store.js'
+import type { MailStore } from '../src/storage/store.js'
 import type { Email, SummaryPage } from '../src/types.js'
+import { memoryStore } from './support/storage.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /** How often any body (text or html) of any synthetic email was read. */
@@ -36,56 +36,55 @@ function syntheticEmail(n: number): Email {
   return email
 }
 
-function fill(store: MailStore, count: number): void {
-  for (let n = 0; n < count; n++) store.add(syntheticEmail(n), Buffer.from(`Subject: Subject ${n}\r\n\r\nbody\r\n`))
+async function fill(store: MailStore, count: number): Promise<void> {
+  for (let n = 0; n < count; n++) await store.add({ email: syntheticEmail(n), raw: Buffer.from(`Subject: Subject ${n}\r\n\r\nbody\r\n`) })
 }
 
 /** Body reads caused by `work` alone. */
-function bodyReadsOf(work: () => unknown): number {
+async function bodyReadsOf(work: () => Promise<unknown>): Promise<number> {
   const before = bodyReads
-  work()
+  await work()
   return bodyReads - before
 }
 
 describe.each([10_000, 40_000])('a store of %i messages', (count) => {
   let store: MailStore
-  beforeAll(() => {
-    store = createStore(createSvcHooks())
-    fill(store, count)
+  beforeAll(async () => {
+    store = memoryStore()
+    await fill(store, count)
   })
 
-  it('serves a summary page, newest first, without reading a single body', () => {
+  it('serves a summary page, newest first, without reading a single body', async () => {
     let page!: SummaryPage
-    expect(bodyReadsOf(() => (page = store.page()))).toBe(0)
+    expect(await bodyReadsOf(async () => (page = await store.page()))).toBe(0)
     expect(page.items).toHaveLength(50)
     expect(page.items[0]!.id).toBe(`m${count - 1}`)
     expect(page).toMatchObject({ total: count, storeTotal: count, unread: count - Math.ceil(count / 3), skip: 0, limit: 50 })
-    expect(bodyReadsOf(() => (page = store.page({ skip: count - 10, limit: 500, sort: 'asc' })))).toBe(0)
+    expect(await bodyReadsOf(async () => (page = await store.page({ skip: count - 10, limit: 500, sort: 'asc' })))).toBe(0)
     expect(page.items.map((item) => item.id)).toEqual(Array.from({ length: 10 }, (_, i) => `m${count - 10 + i}`))
   })
 
-  it('searches and filters unread over precomputed text, still without reading a body', () => {
+  it('searches and filters unread over precomputed text, still without reading a body', async () => {
     let page!: SummaryPage
-    expect(bodyReadsOf(() => (page = store.page({ search: '"MESSAGE NUMBER 1234:"' })))).toBe(0)
+    expect(await bodyReadsOf(async () => (page = await store.page({ search: '"MESSAGE NUMBER 1234:"' })))).toBe(0)
     expect(page.items.map((item) => item.id)).toEqual(['m1234'])
-    expect(bodyReadsOf(() => (page = store.page({ unreadOnly: true, limit: 5 })))).toBe(0)
+    expect(await bodyReadsOf(async () => (page = await store.page({ unreadOnly: true, limit: 5 })))).toBe(0)
     expect(page.items.every((item) => !item.read)).toBe(true)
   })
 
   it('gets one message by id, and marks it read, without reading any body', async () => {
     const before = bodyReads
-    const email = await store.get('m4242')
-    store.markRead('m4242')
+    const email = await store.read('m4242')
     expect(bodyReads - before).toBe(0)
     expect(email?.subject).toBe('Subject 4242')
-    expect(store.summary('m4242')?.read).toBe(true)
+    expect((await store.summary('m4242'))?.read).toBe(true)
   })
 
-  it('reports the time of a summary page (for the record, not asserted)', () => {
+  it('reports the time of a summary page (for the record, not asserted)', async () => {
     const runs = 1000
-    for (let i = 0; i < 200; i++) store.page() // warm-up: let the JIT compile first
+    for (let i = 0; i < 200; i++) await store.page() // warm-up: let the JIT compile first
     const started = performance.now()
-    for (let i = 0; i < runs; i++) store.page()
+    for (let i = 0; i < runs; i++) await store.page()
     const perPage = (performance.now() - started) / runs
     console.log(`summary page of 50 at ${count} messages: ${(perPage * 1000).toFixed(1)} µs`)
   })
@@ -95,7 +94,7 @@ describe('10,000 messages over HTTP', () => {
   let t: TestSvc
   beforeAll(async () => {
     t = await startSvc()
-    fill(t.svc.store, 10_000)
+    await fill(t.svc.store, 10_000)
   })
   afterAll(() => t.stop())
 

@@ -203,7 +203,7 @@ describe('deleting', () => {
     expect(await response.json()).toBe(true)
     expect(await summary()).toMatchObject({ items: [], total: 0, storeTotal: 0, unread: 0 })
     expect(await list()).toEqual([])
-    expect(t.svc.store.size).toBe(0)
+    expect((await t.svc.store.counts()).total).toBe(0)
   })
 })
 

@@ -30,12 +30,12 @@ describe('--base-pathname /mail', () => {
     for (const [method, path] of [['DELETE', `/api/email/${id}`], ['DELETE', '/api/email/all'], ['PATCH', '/api/email/read-all'], ['POST', '/api/email/delete']] as const) {
       await expectJsonError(await fetch(`${root}${path}`, { method, body: method === 'POST' ? '{"ids":[]}' : undefined }), 404)
     }
-    expect(t.svc.store.has(id)).toBe(true)
+    expect(await t.svc.store.has(id)).toBe(true)
   })
 
   it('deletes under the prefix', async () => {
     expect(await (await t.api(`/api/email/${id}`, { method: 'DELETE' })).json()).toBe(true)
-    expect(t.svc.store.size).toBe(0)
+    expect((await t.svc.store.counts()).total).toBe(0)
   })
 
   it('shows the base pathname in /api/config', async () => {

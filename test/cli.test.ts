@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it } from 'vitest'
-import { options } from '../src/config/options.js'
-import { flagName } from '../src/config/options.js'
+import { flagName, optionTable } from '../src/config/options.js'
+import { knownPlugins } from '../src/svc.js'
 import { freePort, runCli, startCli } from './support/cli.js'
 import type { ChildProcess } from 'node:child_process'
 
@@ -37,11 +37,11 @@ describe('svc command', () => {
   it('lists every flag with its default and environment variable in --help', async () => {
     const { code, stdout } = await runCli(['--help'])
     expect(code).toBe(0)
-    for (const [key, spec] of Object.entries(options)) {
+    for (const [key, spec] of optionTable(knownPlugins([]))) {
       const line = stdout.split('\n').find((l) => l.includes(`${flagName(key)}`) && l.includes(spec.description))
       expect(line, flagName(key)).toBeDefined()
       expect(line).toContain('default ')
-      if ('env' in spec) expect(line).toContain(spec.env)
+      if (spec.env) expect(line).toContain(spec.env)
     }
   })
 

@@ -3,8 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { loadSvcConfig } from '../src/config/load.js'
-import { optionDefaults, options } from '../src/config/options.js'
-import { ConfigError, layers, resolveConfig } from '../src/config/resolve.js'
+import { optionDefaults, optionTable } from '../src/config/options.js'
+import { ConfigError, layers, resolveConfig as resolveWith, type ConfigLayer } from '../src/config/resolve.js'
+import { knownPlugins } from '../src/svc.js'
+
+/** The configuration of these layers with the built-in plugins' options. */
+const resolveConfig = (stack: ConfigLayer[]) => resolveWith(stack, [], knownPlugins([]))
+const allOptions = optionTable(knownPlugins([]))
 import { Svc } from '../src/index.js'
 
 const folder = () => mkdtempSync(join(tmpdir(), 'svc-config-'))
@@ -151,7 +156,7 @@ describe('validation', () => {
   })
 
   it('has a default for every option', () => {
-    expect(Object.keys(optionDefaults())).toEqual(Object.keys(options))
-    expect(optionDefaults()).toMatchObject({ smtp: 1025, web: 1080, webIp: '0.0.0.0', maxMessageSize: 50 * 1024 * 1024, maxEmails: 0 })
+    expect(Object.keys(optionDefaults(allOptions))).toEqual([...allOptions.keys()])
+    expect(optionDefaults(allOptions)).toMatchObject({ smtp: 1025, web: 1080, webIp: '0.0.0.0', maxMessageSize: 50 * 1024 * 1024, maxEmails: 0 })
   })
 })

@@ -60,8 +60,8 @@ describe('under --base-pathname, with relay to another svc', () => {
     await page.locator('.message-toolbar button', { hasText: 'Relay' }).click()
     await page.locator('dialog .button.primary').click()
     await expect.poll(() => page.locator('.toast').textContent()).toContain('Relayed')
-    await expect.poll(() => outgoing.svc.store.size).toBe(1)
-    expect(outgoing.svc.store.page().items[0]!.subject).toBe('Based mail')
+    await expect.poll(async () => (await outgoing.svc.store.counts()).total).toBe(1)
+    expect((await outgoing.svc.store.page()).items[0]!.subject).toBe('Based mail')
   })
 })
 

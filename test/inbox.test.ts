@@ -73,7 +73,7 @@ it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, s
   expect(await page.locator('.message-toolbar button', { hasText: 'Relay' }).count()).toBe(0)
   expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
   await expect.poll(() => row(page, 'Rich message').getAttribute('class')).toContain(' read')
-  expect(t.svc.store.summary(id)?.read).toBe(true)
+  expect((await t.svc.store.summary(id))?.read).toBe(true)
 
   await page.locator('.tab[data-tab=text]').click()
   expect(await page.locator('.mail-text').textContent()).toBe('Plain text of Rich message')
@@ -131,7 +131,7 @@ it('deletes one with the keyboard, several with checkboxes, all with a button; m
   await expect.poll(() => row(page, 'Alpha').count()).toBe(0)
   await page.keyboard.press('#')
   await expect.poll(() => page.locator('.row[data-id]').count()).toBe(3)
-  expect(t.svc.store.size).toBe(3)
+  expect((await t.svc.store.counts()).total).toBe(3)
 
   await row(page, 'Charlie').locator('input[type=checkbox]').check()
   await row(page, 'Delta').locator('input[type=checkbox]').check()
@@ -143,12 +143,12 @@ it('deletes one with the keyboard, several with checkboxes, all with a button; m
   expect(await page.locator('.row.unread').count()).toBe(1)
   await page.locator('#read-all').click()
   await expect.poll(() => page.locator('.row.unread').count()).toBe(0)
-  expect(t.svc.store.unreadCount).toBe(0)
+  expect((await t.svc.store.counts()).unread).toBe(0)
 
   await page.locator('#delete-all').click()
   await page.locator('dialog .button.primary').click()
   await expect.poll(() => page.locator('.empty').textContent()).toContain('No mail yet')
-  expect(t.svc.store.size).toBe(0)
+  expect((await t.svc.store.counts()).total).toBe(0)
 })
 
 it('opens a deep link #/email/<id> and moves with j and k', async () => {
@@ -211,7 +211,7 @@ it.runIf(process.env.UPDATE_SCREENSHOTS || !existsSync(screenshot))('draws the s
   await openInbox()
   await row(page, 'Welcome to Acme').click()
   await page.locator('.tab[data-tab=html]').click()
-  const { id } = t.svc.store.page({ limit: 1 }).items[0]!
+  const { id } = (await t.svc.store.page({ limit: 1 })).items[0]!
   expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
   await page.screenshot({ path: screenshot })
 })

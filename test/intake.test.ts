@@ -137,8 +137,8 @@ describe('the Email record of a realistic message', () => {
     expect(email.sizeHuman).toMatch(/^\d+\.\d\d KB$/)
   })
 
-  it('projects a summary without bodies or headers', () => {
-    const summary = t.svc.store.summary(email.id)
+  it('projects a summary without bodies or headers', async () => {
+    const summary = await t.svc.store.summary(email.id)
     expect(summary).toEqual({
       id: email.id,
       time: email.time,

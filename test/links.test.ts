@@ -78,7 +78,7 @@ describe('GET /api/email/:id/links', () => {
       { href: 'https://app.test/confirm?token=t0k&u=1', text: 'Confirm your address' },
       { href: 'https://app.test/unsubscribe', text: 'https://app.test/unsubscribe' },
     ])
-    expect(t.svc.store.summary(id)!.read).toBe(false)
+    expect((await t.svc.store.summary(id))!.read).toBe(false)
   })
 
   it('answers 404 for an unknown id', async () => {

@@ -207,7 +207,7 @@ export function describeMcpContract(harness: () => McpHarness): void {
       const { id } = await h.t.send({ subject: `Doomed ${tag}` })
       const result = await callTool(h.client, 'svc_delete_email', { id })
       expect(payloadOf(result)).toMatchObject({ deleted: true, id, link: link(id) })
-      expect(h.t.svc.store.has(id)).toBe(false)
+      expect(await h.t.svc.store.has(id)).toBe(false)
       expect(errorOf(await callTool(h.client, 'svc_get_email', { id }))).toContain(id)
     })
 
@@ -224,15 +224,15 @@ export function describeMcpContract(harness: () => McpHarness): void {
         return JSON.parse((contents[0] as { text: string }).text)
       }
       const inbox = await read('svc://emails')
-      expect(inbox.total).toBe(h.t.svc.store.size)
+      expect(inbox.total).toBe((await h.t.svc.store.counts()).total)
       expect(inbox.emails).toEqual(expect.arrayContaining([expect.objectContaining({ id: receiptId, link: link(receiptId) })]))
 
       const stats = await read('svc://stats')
       expect(stats).toEqual({
-        emailCount: h.t.svc.store.size,
-        unreadCount: h.t.svc.store.unreadCount,
-        newestEmail: h.t.svc.store.summary(h.t.svc.store.ids('desc')[0]!)!.time,
-        oldestEmail: h.t.svc.store.summary(h.t.svc.store.ids('asc')[0]!)!.time,
+        emailCount: (await h.t.svc.store.counts()).total,
+        unreadCount: (await h.t.svc.store.counts()).unread,
+        newestEmail: (await h.t.svc.store.summary((await h.t.svc.store.page({ limit: 1, sort: 'desc' })).items[0]!.id))!.time,
+        oldestEmail: (await h.t.svc.store.summary((await h.t.svc.store.oldest(1))[0]!))!.time,
       })
 
       const email = await read(`svc://email/${receiptId}`)

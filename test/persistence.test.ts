@@ -78,8 +78,8 @@ it('keeps the time of receipt in the file mtime, and falls back to the Date head
   await utimes(join(mail.dir, 'fromDate.eml'), new Date(0), new Date(0))
 
   const t = await start()
-  expect(t.svc.store.summary('fromMtime')?.time).toBe('2025-05-06T07:08:09.123Z')
-  expect(t.svc.store.summary('fromDate')?.time).toBe('2024-01-02T03:04:05.000Z')
+  expect((await t.svc.store.summary('fromMtime'))?.time).toBe('2025-05-06T07:08:09.123Z')
+  expect((await t.svc.store.summary('fromDate'))?.time).toBe('2024-01-02T03:04:05.000Z')
   // Oldest first in arrival order, whatever order the directory listed them in.
   expect((await allEmails(t)).map((email) => email.id)).toEqual(['fromDate', 'fromMtime'])
   expect((await t.svc.store.get('fromMtime'))?.envelope).toEqual({
@@ -129,7 +129,7 @@ it('removes the file (and a 2.x attachment folder) when an email is deleted', as
 
   const response = await t.api(`/api/email/${id}`, { method: 'DELETE' })
   expect(response.status).toBe(200)
-  expect(t.svc.store.has(id)).toBe(false)
+  expect(await t.svc.store.has(id)).toBe(false)
   expect(await readdir(mail.dir)).toEqual([`${kept.id}.eml`])
 
   await t.svc.smtp.deleteAllEmails()
@@ -154,12 +154,12 @@ it('reloads files copied in while running, once', async () => {
     })
     expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
     expect(received).toEqual(['copied'])
-    expect(t.svc.store.summary('copied')).toMatchObject({ subject: 'Copied in', time: copiedAt.toISOString() })
-    expect(t.svc.store.has(id)).toBe(true)
+    expect(await t.svc.store.summary('copied')).toMatchObject({ subject: 'Copied in', time: copiedAt.toISOString() })
+    expect(await t.svc.store.has(id)).toBe(true)
     // Loading a file does not write it again; a second reload finds nothing new.
     expect((await stat(join(mail.dir, 'copied.eml'))).mtime).toEqual(copiedAt)
     expect(await t.svc.services.reloadMailDirectory!()).toBe(0)
-    expect(t.svc.store.size).toBe(2)
+    expect((await t.svc.store.counts()).total).toBe(2)
   } finally {
     await rm(source, { recursive: true, force: true })
   }
@@ -178,6 +178,6 @@ it('answers 451 and keeps nothing when the file cannot be written', async () => 
   } finally {
     mailer.close()
   }
-  expect(t.svc.store.size).toBe(0)
+  expect((await t.svc.store.counts()).total).toBe(0)
   await rm(mail.dir)
 })

@@ -109,10 +109,10 @@ describe('reading', () => {
 describe('changing', () => {
   it('markAllRead marks every unread email and resolves the count', async () => {
     await send(message('unread one'))
-    const unread = instance.storage.unreadCount
+    const { unread } = await instance.storage.counts()
     expect(unread).toBeGreaterThan(0)
     expect(await instance.smtp.markAllRead()).toBe(unread)
-    expect(instance.storage.unreadCount).toBe(0)
+    expect((await instance.storage.counts()).unread).toBe(0)
     expect((await instance.smtp.getAllEmails()).every((e) => e.read)).toBe(true)
     expect(await instance.smtp.markAllRead()).toBe(0)
   })
@@ -136,7 +136,7 @@ describe('changing', () => {
     instance.smtp.on('delete', (event) => deleted.push(event))
     expect(await instance.smtp.deleteAllEmails()).toBe(true)
     expect(await instance.smtp.getAllEmails()).toEqual([])
-    expect(instance.storage.size).toBe(0)
+    expect((await instance.storage.counts()).total).toBe(0)
     expect(deleted.map((event) => event.id).sort()).toEqual(ids.sort())
     instance.smtp.removeAllListeners('delete')
   })

@@ -106,7 +106,7 @@ describe('a 250 is a message that comes back after a restart', () => {
     expect(empty.code).toBe(554)
     expect(empty.lines.join(' ')).toMatch(/Not an e-mail message: empty/)
 
-    expect(t.svc.store.size).toBe(FIXTURES.length)
+    expect((await t.svc.store.counts()).total).toBe(FIXTURES.length)
     expect(await readdir(dir)).toEqual(files)
   })
 })

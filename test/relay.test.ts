@@ -100,7 +100,7 @@ describe('manual relay', () => {
     const t = await svcRelayingTo(outgoing)
     const { id } = await t.send(message)
     await expect(t.svc.smtp.relayEmail(id)).rejects.toThrow(answer)
-    expect(t.svc.store.has(id)).toBe(true)
+    expect(await t.svc.store.has(id)).toBe(true)
   })
 
   it('is refused clearly when no outgoing server is configured', async () => {
@@ -170,7 +170,7 @@ describe('auto-relay', () => {
     // send() resolves only once svc acknowledged: the outgoing server still holds the relay here.
     const { id } = await t.send(message)
     expect(outgoing.deliveries).toHaveLength(0)
-    expect(t.svc.store.has(id)).toBe(true)
+    expect(await t.svc.store.has(id)).toBe(true)
     release()
     expect((await outgoing.next()).to).toEqual(['user@example.com', 'audit@example.org'])
   })
@@ -181,7 +181,7 @@ describe('auto-relay', () => {
     const first = await t.send(message)
     const second = await t.send({ ...message, subject: 'Second' })
     await t.stop() // waits for the relays in flight
-    expect(t.svc.store.has(first.id) && t.svc.store.has(second.id)).toBe(true)
+    expect((await t.svc.store.has(first.id)) && (await t.svc.store.has(second.id))).toBe(true)
   })
 
   it('applies the rules: the last matching rule decides, unmatched recipients pass', async () => {
@@ -254,9 +254,10 @@ describe('invalid rules file', () => {
     expect((error as ConfigError).problems[0]).toContain(file)
   })
 
-  it('an auto-relay value that is not an address stops start-up', async () => {
-    const svc = new Svc({ smtp: 0, web: 0, silent: true, outgoingHost: '127.0.0.1', autoRelay: 'nobody' })
-    await expect(svc.start()).rejects.toThrow(ConfigError)
+  it('an auto-relay value that is not an address is refused with the other options, at construction', () => {
+    expect(() => new Svc({ smtp: 0, web: 0, silent: true, outgoingHost: '127.0.0.1', autoRelay: 'nobody' })).toThrow(
+      /--auto-relay: "nobody" is not an e-mail address/,
+    )
   })
 })
 

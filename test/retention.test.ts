@@ -110,7 +110,7 @@ describe('--max-age', () => {
 
       // Gone within a sweep (1 s) of turning 3 s old, while the younger one stays.
       await expect.poll(() => events.deleted, { timeout: 6000, interval: 100 }).toEqual([first.id])
-      expect(t.svc.store.has(second.id)).toBe(true)
+      expect(await t.svc.store.has(second.id)).toBe(true)
       expect((await t.api(`/api/email/${first.id}`)).status).toBe(404)
       expect(await emlIds(mail.dir)).toEqual([second.id])
 
@@ -121,7 +121,7 @@ describe('--max-age', () => {
       expect(await emlIds(mail.dir)).not.toContain('ancient')
 
       await expect.poll(() => events.deleted, { timeout: 6000, interval: 100 }).toEqual([first.id, 'ancient', second.id])
-      expect(t.svc.store.size).toBe(0)
+      expect((await t.svc.store.counts()).total).toBe(0)
       expect(await emlIds(mail.dir)).toEqual([])
     } finally {
       events.close()
@@ -133,10 +133,10 @@ describe('--max-age', () => {
     const events = await watchDeletes(t)
     try {
       const sent = await t.send({ subject: 'Short-lived' })
-      expect(t.svc.store.has(sent.id)).toBe(true)
+      expect(await t.svc.store.has(sent.id)).toBe(true)
       await expect.poll(() => events.deleted, { timeout: 5000, interval: 100 }).toEqual([sent.id])
       expect((await t.api(`/api/email/${sent.id}`)).status).toBe(404)
-      expect(t.svc.store.size).toBe(0)
+      expect((await t.svc.store.counts()).total).toBe(0)
     } finally {
       events.close()
     }

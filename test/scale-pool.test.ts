@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest'
+import { memoryDriver } from '../plugins/memory/index.js'
+import { prepare as packHere } from '../plugins/memory/prepare.js'
+import { parseEmail } from '../src/mail/parse.js'
 import { parseMail } from '../src/mail/pool.js'
-import { prepareMail } from '../src/mail/prepare.js'
 import type { Envelope } from '../src/types.js'
+
+/** The memory driver's `prepare` module, which the workers run beside each parse. */
+const { prepare } = memoryDriver({ url: 'memory', inbox: 'default' })
 
 const envelope: Envelope = { from: { address: 'a@example.com' }, to: [{ address: 'b@example.com' }], host: 'client.test', remoteAddress: '127.0.0.1' }
 const time = new Date('2024-05-06T07:08:09.000Z')
@@ -36,16 +41,19 @@ function message(n: number): Buffer {
 }
 
 describe('parseMail', () => {
-  it('gives on a worker exactly what parsing on this thread gives, raw bytes back intact', async () => {
+  it("gives on a worker exactly what parsing on this thread gives, the driver's prepared form too, raw bytes back intact", async () => {
     const count = 24
     const inputs = Array.from({ length: count }, (_, n) => message(n))
     // Started together: the first is parsed here, the others, while this thread is busy, on a worker.
-    const pooled = await Promise.all(inputs.map((raw, n) => parseMail({ raw, envelope, id: `p${n}`, time })))
+    const pooled = await Promise.all(inputs.map((raw, n) => parseMail({ raw, envelope, id: `p${n}`, time, prepare })))
     // A buffer moved to a worker is left empty here.
     expect(inputs.filter((raw) => raw.length === 0).length).toBeGreaterThanOrEqual(count - 1)
+    // Parsed here, the driver packs it itself when it is added; on a worker, the worker did.
+    expect(pooled.filter((mail) => mail.prepared !== undefined).length).toBeGreaterThanOrEqual(count - 1)
     for (let n = 0; n < count; n++) {
-      const here = await prepareMail({ raw: message(n), envelope, id: `p${n}`, time })
-      expect(pooled[n]).toEqual(here)
+      const here = await parseEmail({ raw: message(n), envelope, id: `p${n}`, time })
+      expect(pooled[n]!.email).toEqual(here)
+      if (pooled[n]!.prepared !== undefined) expect(pooled[n]!.prepared).toEqual(packHere(here, message(n)))
       expect(pooled[n]!.raw.equals(message(n))).toBe(true)
       expect(pooled[n]!.email).toMatchObject({ subject: `Grüße ${n}`, text: `Order ${n} has shipped.`, attachments: [{ filename: `order-${n}.csv`, size: 20 * `${n},1,2\n`.length }] })
     }

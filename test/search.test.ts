@@ -1,9 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { createSvcHooks } from '../src/hooks.js'
-import { formatSize } from '../src/mail/format.js'
 import { compileSearch, formatSearch, matchesSearch, parseSearch, searchTarget, type SearchTerm } from '../src/index.js'
-import { createStore } from '../src/store.js'
-import type { Email } from '../src/types.js'
+import { searchFixtureCases, searchFixtureEmails } from './support/search-matching.js'
 
 const terms = (input: string) => parseSearch(input).terms
 const word = (value: string, negated = false): SearchTerm => ({ kind: 'text', value, phrase: false, negated })
@@ -106,87 +103,13 @@ describe('parseSearch', () => {
   })
 })
 
-const T0 = Date.parse('2026-11-22T12:00:00.000Z')
-
-function email(id: string, extra: Partial<Email> = {}): Email {
-  const time = new Date(T0).toISOString()
-  return {
-    id,
-    time,
-    read: false,
-    subject: `subject ${id}`,
-    from: [{ address: `${id}@sender.test`, name: `Sender ${id}` }],
-    to: [{ address: 'rcpt@example.com', name: 'Rcpt' }],
-    cc: [],
-    date: time,
-    text: `body of ${id}`,
-    html: '',
-    headers: {},
-    priority: 'normal',
-    attachments: [],
-    envelope: { from: { address: `${id}@sender.test` }, to: [{ address: 'rcpt@example.com' }], host: 'client.test', remoteAddress: '127.0.0.1' },
-    size: 1000,
-    sizeHuman: formatSize(1000),
-    ...extra,
-  }
-}
-
-const attachment = (filename: string) => ({ filename, generatedFileName: filename, contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 })
-
 describe('matching', () => {
-  const fixtures = [
-    email('plain', { text: 'The quarterly numbers are in.' }),
-    email('bcc', { envelope: { from: { address: 'x@y.test' }, to: [{ address: 'hidden@bcc.test' }], host: 'h', remoteAddress: '127.0.0.1' } }),
-    email('cc', { cc: [{ address: 'carol@cc.test', name: 'Carol Copy' }] }),
-    email('pdf', { attachments: [attachment('Invoice-42.PDF')], size: 20_000 }),
-    email('read', { read: true, subject: 'Weekly Report for you', time: new Date(T0 - 86_400_000).toISOString() }),
-  ]
-
-  it('answers every operator alike through the store and a single-message target', () => {
-    const hooks = createSvcHooks()
-    const store = createStore(hooks)
-    for (const fixture of fixtures) store.add(fixture, Buffer.from(fixture.id))
-    const cases: Array<[string, string[]]> = [
-      ['quarterly', ['plain']],
-      ['QUARTERLY numbers', ['plain']],
-      ['"numbers are"', ['plain']],
-      ['"are numbers"', []],
-      ['-quarterly', ['bcc', 'cc', 'pdf', 'read']],
-      ['to:hidden@bcc', ['bcc']],
-      ['to:carol', ['cc']],
-      ['to:"carol copy"', ['cc']],
-      ['cc:carol', ['cc']],
-      ['carol', ['cc']],
-      ['hidden@bcc', []],
-      ['from:sender.test -from:pdf', ['plain', 'bcc', 'cc', 'read']],
-      ['subject:weekly', ['read']],
-      ['filename:invoice', ['pdf']],
-      ['has:attachment', ['pdf']],
-      ['-has:attachment is:unread', ['plain', 'bcc', 'cc']],
-      ['is:read', ['read']],
-      ['before:2026-11-22', ['read']],
-      ['after:2026-11-22', ['plain', 'bcc', 'cc', 'pdf']],
-      ['after:2026-11-22T12:00:00Z', ['plain', 'bcc', 'cc', 'pdf']],
-      ['after:2026-11-22T12:00:01Z', []],
-      ['larger:10KB', ['pdf']],
-      ['smaller:1000', []],
-      ['smaller:1001', ['plain', 'bcc', 'cc', 'read']],
-      ['note:x', []],
-    ]
-    for (const [query, expected] of cases) {
-      const fromStore = store.page({ search: query, sort: 'asc' }).items.map((item) => item.id)
+  it('answers every operator alike through a single-message target (stores: storage-suite.ts)', () => {
+    for (const [query, expected] of searchFixtureCases) {
       const sorted = (ids: string[]) => [...ids].sort()
-      expect(sorted(fromStore), query).toEqual(sorted(expected))
       const matcher = compileSearch(query)
-      expect(sorted(fixtures.filter((fixture) => matcher(searchTarget(fixture))).map((fixture) => fixture.id)), query).toEqual(sorted(expected))
-      expect(fixtures.filter((fixture) => matchesSearch(parseSearch(query), searchTarget(fixture))).length, query).toBe(expected.length)
+      expect(sorted(searchFixtureEmails.filter((fixture) => matcher(searchTarget(fixture))).map((fixture) => fixture.id)), query).toEqual(sorted(expected))
+      expect(searchFixtureEmails.filter((fixture) => matchesSearch(parseSearch(query), searchTarget(fixture))).length, query).toBe(expected.length)
     }
-  })
-
-  it('gives the summary page the total of the matches', () => {
-    const store = createStore(createSvcHooks())
-    for (const fixture of fixtures) store.add(fixture, Buffer.from(fixture.id))
-    expect(store.page({ search: 'is:unread', limit: 2 })).toMatchObject({ total: 4, storeTotal: 5, unread: 4 })
-    expect(store.page({ search: parseSearch('has:attachment') }).items.map((item) => item.id)).toEqual(['pdf'])
   })
 })

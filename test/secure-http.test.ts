@@ -128,8 +128,8 @@ describe('Origin check, by default', () => {
       expect(JSON.parse(response.body).error).toMatch(/--cors/)
       expect(response.headers['access-control-allow-origin']).toBeUndefined()
     }
-    expect(svc().svc.store.has(id)).toBe(true)
-    expect(svc().svc.store.unreadCount).toBe(1)
+    expect(await svc().svc.store.has(id)).toBe(true)
+    expect((await svc().svc.store.counts()).unread).toBe(1)
   })
 
   it('refuses the null origin of sandboxed pages and files too', async () => {

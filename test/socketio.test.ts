@@ -56,7 +56,7 @@ describe('events', () => {
     })
     const [payload] = await until(received, 1)
     expect(Object.keys(payload!).sort()).toEqual(SUMMARY_KEYS)
-    expect(payload).toEqual(t.svc.store.summary(id))
+    expect(payload).toEqual(await t.svc.store.summary(id))
     expect(payload).toMatchObject({ id, subject: 'Live', read: false, attachmentCount: 1, preview: 'Body of the live message' })
     expect(payload!.from).toEqual([{ address: 'sender@example.com', name: 'Sender' }])
   })

@@ -39,7 +39,7 @@ describe('GET /api/email/wait', () => {
     expect(response.status).toBe(200)
     const email = (await response.json()) as Email
     expect(email).toMatchObject({ id: newest.id, subject: `Newer ${tag}`, read: false, html: '<b>hi</b>' })
-    expect(t.svc.store.summary(newest.id)!.read).toBe(false)
+    expect((await t.svc.store.summary(newest.id))!.read).toBe(false)
     expect(Object.keys(email).sort()).toEqual(Object.keys(await (await t.api(`/api/email/${newest.id}`)).json()).sort())
   })
 

@@ -1,9 +1,4 @@
-import { options, type OptionKey, type OptionSpec } from '../../src/config/options.js'
-import type { SvcConfig } from '../../src/config/resolve.js'
-import { packageVersion } from '../../src/paths.js'
-
-/** Options whose value is a path on the server: shown only as whether they are set. */
-const isPath = (key: OptionKey, spec: OptionSpec) => spec.type === 'file' || key === 'mailDirectory'
+import { packageVersion, type SvcConfig } from 'svc/kit'
 
 /** Where svc really listens, which differs from the configuration when a port was 0. */
 export interface ListeningPorts {
@@ -11,16 +6,30 @@ export interface ListeningPorts {
   web: number
 }
 
+/** A URL without its password (`postgres://user@host/db`); anything else as it is. */
+function withoutPassword(value: string): string {
+  try {
+    const url = new URL(value)
+    if (!url.password) return value
+    url.password = ''
+    return url.href
+  } catch {
+    return value
+  }
+}
+
 /**
- * `GET /api/config`: every option of the options table except the secret
- * ones, with the ports in use. Paths become `true`/`false` (set or not), so
- * no server file path leaves the machine.
+ * `GET /api/config`: every option (the kernel's and every plugin's) except
+ * the secret ones, with the ports in use. Paths become `true`/`false` (set or
+ * not), so no server file path leaves the machine, and URLs lose their password.
  */
 export function publicConfig(config: SvcConfig, ports: ListeningPorts): Record<string, unknown> {
   const shown: Record<string, unknown> = { version: packageVersion }
-  for (const [key, spec] of Object.entries(options) as Array<[OptionKey, OptionSpec]>) {
+  const values = config as unknown as Record<string, unknown>
+  for (const [key, spec] of config.optionTable) {
     if (spec.secret) continue
-    shown[key] = isPath(key, spec) ? Boolean(config[key]) : config[key]
+    const value = values[key]
+    shown[key] = spec.type === 'file' || spec.type === 'dir' ? Boolean(value) : typeof value === 'string' ? withoutPassword(value) : value
   }
   return { ...shown, smtp: ports.smtp, web: ports.web }
 }

@@ -1,12 +1,8 @@
 import { getRouterParam, type H3, type H3Event } from 'h3'
 import { z } from 'zod'
-import { extractLinks } from '../../src/mail/links.js'
-import { readAttachment } from '../../src/mail/parse.js'
-import type { SvcServices } from '../../src/plugin.js'
-import type { MailStore } from '../../src/store.js'
-import type { Email } from '../../src/types.js'
+import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc/kit'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
-import { requireEmail, requireRaw } from './lookup.js'
+import { orNotFound, requireEmail, routeId } from './lookup.js'
 import { badRequest, fail } from './query.js'
 import { toSafeHtml } from './sanitize.js'
 
@@ -25,10 +21,9 @@ async function inlineAttachments(store: MailStore, email: Email, html: string): 
   const wanted = referencedContentIds(html)
   const inline = email.attachments.filter((attachment) => attachment.contentId && wanted.has(bareContentId(attachment.contentId)))
   if (inline.length === 0) return html
-  const raw = await requireRaw(store, email)
   const dataUris = new Map<string, string>()
   for (const attachment of inline) {
-    const found = await readAttachment(raw, attachment.generatedFileName)
+    const found = await store.attachment(email.id, attachment.generatedFileName)
     if (found) dataUris.set(bareContentId(attachment.contentId), `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`)
   }
   return inlineContentIds(html, dataUris)
@@ -37,7 +32,7 @@ async function inlineAttachments(store: MailStore, email: Email, html: string): 
 /** `:relayTo`, when given, must be one address. */
 const relayTarget = z.email({ error: 'relayTo must be an e-mail address' }).optional()
 
-async function relayHandler(event: H3Event, store: MailStore, services: SvcServices): Promise<true> {
+async function relayHandler(event: H3Event, store: MailStore, services: Partial<SvcServices>): Promise<true> {
   const email = await requireEmail(store, event)
   const relay = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
   const target = relayTarget.safeParse(getRouterParam(event, 'relayTo', { decode: true }))
@@ -51,17 +46,18 @@ async function relayHandler(event: H3Event, store: MailStore, services: SvcServi
 }
 
 /** Routes on one email, `/api/email/:id...`. */
-export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServices): void {
+export function registerEmailRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
+  /** The raw source of the route's email, or a 404. */
+  const requireRaw = async (id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
+
   app.get('/api/email/:id', async (event) => {
-    const email = await requireEmail(store, event)
-    store.markRead(email.id)
-    return email
+    const id = routeId(event)
+    return (await store.read(id)) ?? fail(404, noEmailWithId(id).message)
   })
 
   app.delete('/api/email/:id', async (event) => {
-    const email = await requireEmail(store, event)
-    await store.remove(email.id)
-    return true
+    const id = routeId(event)
+    return (await store.remove(id)) || fail(404, noEmailWithId(id).message)
   })
 
   app.get('/api/email/:id/html', async (event) => {
@@ -78,34 +74,31 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: SvcServ
   app.get('/api/email/:id/links', async (event) => extractLinks(await requireEmail(store, event)))
 
   app.get('/api/email/:id/source', async (event) => {
-    const raw = await requireRaw(store, await requireEmail(store, event))
+    const raw = await requireRaw(routeId(event))
     return new Response(new Uint8Array(raw), { headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } })
   })
 
   app.get('/api/email/:id/download', async (event) => {
-    const email = await requireEmail(store, event)
-    const raw = await requireRaw(store, email)
+    const id = routeId(event)
+    const raw = await requireRaw(id)
     return new Response(new Uint8Array(raw), {
       headers: {
         'content-type': 'message/rfc822',
-        'content-disposition': `attachment; filename="${email.id.replace(/[^\w.-]/g, '_')}.eml"`,
+        'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
       },
     })
   })
 
   app.get('/api/email/:id/attachment/:filename', async (event) => {
-    const email = await requireEmail(store, event)
     // Decoded whole: h3 keeps `%2F` encoded, and a name may hold a `/`. A path that is not valid percent-encoding
-    // never gets here (src/http.ts answers 400). Only names from the email's own attachment list are looked up:
-    // whatever the name spells, nothing else is ever read.
+    // never gets here (src/http.ts answers 400). The store looks up only names from the email's own attachment
+    // list: whatever the name spells, nothing else is ever read.
     const name = decodeURIComponent(getRouterParam(event, 'filename') ?? '')
-    const attachment = email.attachments.find((a) => a.generatedFileName === name || a.filename === name)
-    const found = attachment && (await readAttachment(await requireRaw(store, email), attachment.generatedFileName))
-    if (!found) fail(404, `Email ${email.id} has no attachment named ${name}`)
+    const found = await orNotFound(store.requireAttachment(routeId(event), name))
     return new Response(new Uint8Array(found.content), {
       headers: {
         'content-type': found.contentType,
-        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(attachment!.filename)}`,
+        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
         'x-content-type-options': 'nosniff',
         // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
         ...(isPdf(found.contentType) ? {} : { 'content-security-policy': ATTACHMENT_POLICY }),

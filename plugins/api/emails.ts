@@ -1,8 +1,6 @@
 import { assertBodySize, getQuery, getValidatedQuery, type H3, type H3Event } from 'h3'
 import { z } from 'zod'
-import type { SvcServices } from '../../src/plugin.js'
-import type { MailStore } from '../../src/store.js'
-import type { BulkDeleteResult, Email } from '../../src/types.js'
+import type { BulkDeleteResult, Email, MailStore, SvcServices } from 'svc/kit'
 import { matchesFilters, type FieldFilters } from './filter.js'
 import { badRequest, fail, listQuery, summaryQuery, waitQuery } from './query.js'
 import { jsonArrayStream } from './stream.js'
@@ -48,10 +46,10 @@ async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>
 }
 
 /** Routes over the whole inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
-export function registerEmailListRoutes(app: H3, store: MailStore, services: SvcServices): void {
+export function registerEmailListRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
   app.get('/api/email/summary', async (event) => {
     const { unread, ...query } = await getValidatedQuery(event, summaryQuery, { onError: badRequest })
-    return store.page({ ...query, unreadOnly: unread })
+    return await store.page({ ...query, unreadOnly: unread })
   })
 
   app.get('/api/email', async (event) => {
@@ -88,5 +86,5 @@ export function registerEmailListRoutes(app: H3, store: MailStore, services: Svc
     return true
   })
 
-  app.patch('/api/email/read-all', () => ({ count: store.markAllRead() }))
+  app.patch('/api/email/read-all', async () => ({ count: await store.markAllRead() }))
 }

@@ -1,4 +1,4 @@
-import type { Email } from '../../src/types.js'
+import type { Email } from 'svc/kit'
 
 /** `from.address=x` style filters of `GET /api/email`: field path to the wanted values. */
 export type FieldFilters = Record<string, string | string[]>

@@ -1,17 +1,19 @@
 import { getRouterParam, type H3Event } from 'h3'
-import type { MailStore } from '../../src/store.js'
-import type { Email } from '../../src/types.js'
+import { MailNotFoundError, type Email, type MailStore } from 'svc/kit'
 import { fail } from './query.js'
 
-/** The email named by the route's `:id`, or a 404. */
-export async function requireEmail(store: MailStore, event: H3Event): Promise<Email> {
-  const id = getRouterParam(event, 'id', { decode: true }) ?? ''
-  const email = await store.get(id)
-  return email ?? fail(404, `No email with id ${id}`)
+/** The route's `:id`. */
+export const routeId = (event: H3Event): string => getRouterParam(event, 'id', { decode: true }) ?? ''
+
+/** `work`'s value; a 404 with its message when what it looked for is not stored. */
+export async function orNotFound<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work
+  } catch (error) {
+    if (error instanceof MailNotFoundError) fail(404, error.message)
+    throw error
+  }
 }
 
-/** The raw source of a stored email; a 404 when it went away meanwhile. */
-export async function requireRaw(store: MailStore, email: Email): Promise<Buffer> {
-  const raw = await store.raw(email.id)
-  return raw ?? fail(404, `No email with id ${email.id}`)
-}
+/** The email named by the route's `:id`, or a 404. */
+export const requireEmail = (store: MailStore, event: H3Event): Promise<Email> => orNotFound(store.require(routeId(event)))

@@ -1,8 +1,16 @@
 import type { IncomingMessage } from 'node:http'
-import type { SvcConfig } from '../../src/config/resolve.js'
-import type { GuardRejection } from '../../src/http.js'
-import { definePlugin } from '../../src/plugin.js'
+import { defineOptions, definePlugin, needTogether, type GuardRejection, type OptionValues, type SvcConfig } from 'svc/kit'
 import { parseAuthorization, safeEqual } from './credentials.js'
+
+const options = defineOptions({
+  webUser: { type: 'string', default: '', env: 'SVC_WEB_USER', description: 'HTTP Basic auth user for every web route (healthz aside)' },
+  webPass: { type: 'string', default: '', env: 'SVC_WEB_PASS', secret: true, description: 'HTTP Basic auth password' },
+  apiKey: { type: 'string', default: '', env: 'SVC_API_KEY', secret: true, description: 'Accept "Authorization: Bearer <key>" on every web route' },
+})
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+}
 
 /** Container probes must work without credentials. */
 const OPEN_PATHS = new Set(['/api/healthz'])
@@ -39,6 +47,8 @@ const isPreflight = (req: IncomingMessage) =>
  */
 export default definePlugin({
   name: 'auth',
+  options,
+  check: (config) => needTogether(config, 'webUser', 'webPass'),
   enabled: (config) => basicAuthOn(config) || Boolean(config.apiKey),
   setup({ config, http }) {
     http.guard((req, path) => {

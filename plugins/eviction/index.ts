@@ -1,79 +1,54 @@
-import { definePlugin } from '../../src/plugin.js'
-import type { MailStore } from '../../src/store.js'
+import { defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc/kit'
+
+const options = defineOptions({
+  maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
+})
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+}
 
 /**
- * `--max-emails`: when the store holds more than the cap, the oldest
- * messages (by time of receipt) go through `store.remove`, the single
- * removal path, so `deleteMail` events go out and their files are removed.
- * Runs once at start-up, after persistence restored the backlog, and after
- * every arrival.
+ * Removes the oldest messages (by time of receipt) while the store holds
+ * more than `cap`, through `store.remove`, the single removal path. Several
+ * trims may run at once (messages arriving together): each asks the driver
+ * again until the count is within the cap, so none stops short when another
+ * took the same id first. Resolves how many this call removed.
+ */
+async function trim(store: MailStore, cap: number): Promise<number> {
+  let evicted = 0
+  for (;;) {
+    const { total } = await store.counts()
+    if (total <= cap) return evicted
+    const oldest = await store.oldest(total - cap)
+    if (oldest.length === 0) return evicted
+    for (const id of oldest) if (await store.remove(id)) evicted++
+  }
+}
+
+/**
+ * `--max-emails`: the driver's oldest messages go once the cap is passed, so
+ * `deleteMail` events go out and their files are removed. Runs once at
+ * start-up, once the backlog is restored, and for every arrival before
+ * its `250`, so the cap holds whenever a client has its answer.
  */
 export default definePlugin({
   name: 'eviction',
+  options,
   enabled: (config) => config.maxEmails > 0,
-  async setup({ config, hooks, store, logger }) {
+  setup({ config, hooks, store, logger }) {
     const cap = config.maxEmails
-    const oldest = oldestFirst(store)
-
-    const trim = async (): Promise<number> => {
-      let evicted = 0
-      while (store.size > cap) {
-        const id = oldest.next()
-        if (id === undefined) break
-        if (await store.remove(id)) evicted++
-      }
-      return evicted
-    }
-
-    const evicted = await trim()
-    if (evicted) logger.info(`Evicted ${evicted} email(s) to keep the cap of ${cap}`)
-
-    const unhook = hooks.hook('mail:received', async (email) => {
-      oldest.push(email.id, email.time)
-      const count = await trim()
-      if (count) logger.debug(`Evicted ${count} email(s) to keep the cap of ${cap}`)
-    })
-    return unhook
+    const unhooks = [
+      // Once every plugin is set up, whichever restored a backlog.
+      hooks.hook('server:ready', async () => {
+        const evicted = await trim(store, cap)
+        if (evicted) logger.info(`Evicted ${evicted} email(s) to keep the cap of ${cap}`)
+      }),
+      hooks.hook('mail:received', async () => {
+        const count = await trim(store, cap)
+        if (count) logger.debug(`Evicted ${count} email(s) to keep the cap of ${cap}`)
+      }),
+    ]
+    return () => unhooks.forEach((unhook) => unhook())
   },
 })
-
-/**
- * Ids oldest first without rebuilding the store's list on every arrival:
- * arrivals are appended, ids removed by other routes are skipped when they
- * come up, and the queue is rebuilt from the store only when something
- * arrives out of time order (a reloaded old file) or the dead ids pile up.
- */
-function oldestFirst(store: MailStore) {
-  let queue: string[] = []
-  let head = 0
-  let newest = ''
-  const rebuild = () => {
-    queue = store.ids('asc')
-    head = 0
-    newest = queue.length ? (store.summary(queue.at(-1)!)?.time ?? '') : ''
-  }
-  rebuild()
-  return {
-    push(id: string, time: string) {
-      if (time < newest) return rebuild()
-      queue.push(id)
-      newest = time
-      if (queue.length - head > 2 * store.size + 1024) rebuild()
-    },
-    /** The oldest id still stored, taken off the queue. */
-    next(): string | undefined {
-      while (head < queue.length) {
-        const id = queue[head++]!
-        if (store.has(id)) {
-          if (head > 1024 && head * 2 > queue.length) {
-            queue = queue.slice(head)
-            head = 0
-          }
-          return id
-        }
-      }
-      rebuild()
-      return queue.length ? queue[head++] : undefined
-    },
-  }
-}

@@ -1,22 +1,48 @@
-import { definePlugin } from '../../src/plugin.js'
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { defineOptions, definePlugin, type OptionValues } from 'svc/kit'
 import { createMcpServer } from './server.js'
 import { createMcpSessions } from './sessions.js'
 import { createStoreSource } from './store-source.js'
+
+const options = defineOptions({
+  mcp: { type: 'boolean', default: false, env: 'SVC_MCP', description: 'Serve the MCP endpoint at <base-pathname>/mcp' },
+})
+
+/** Adds tools, resources or prompts to an MCP server: runs on each one, as every session gets its own. */
+export type McpExtension = (server: McpServer) => void
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+  interface SvcServices {
+    /** The `/mcp` endpoint, open to other plugins: `services.mcp.use((server) => server.registerTool(...))`. */
+    mcp: { use(extension: McpExtension): void }
+  }
+}
 
 /**
  * The MCP endpoint at `<base_pathname>/mcp` (Streamable HTTP), on with
  * `--mcp`. It reads this process's store directly; `svc-mcp` offers the same
  * server over stdio against a running instance's REST API. The web routes'
  * guards (web user/pass, api key) apply here as everywhere; the endpoint has
- * no authentication of its own.
+ * no authentication of its own. Other plugins add tools through `services.mcp`.
  */
 export default definePlugin({
   name: 'mcp',
+  options,
   enabled: (config) => config.mcp,
-  setup({ store, http }) {
+  setup({ store, http, hooks, services }) {
     const source = createStoreSource(store)
-    const sessions = createMcpSessions({ createServer: () => createMcpServer({ source, webUrl: http.url }) })
+    const extensions: McpExtension[] = []
+    services.mcp = { use: (extension) => void extensions.push(extension) }
+    const sessions = createMcpSessions({ createServer: () => createMcpServer({ source, webUrl: http.url, extensions }) })
     http.app.all('/mcp', (event) => sessions.handle(event.req))
-    return () => sessions.closeAll()
+    const unhook = hooks.hook('server:banner', (lines, { baseUrl }) => {
+      if (baseUrl) lines.push(`MCP     ${baseUrl}/mcp`)
+    })
+    return () => {
+      unhook()
+      delete services.mcp
+      return sessions.closeAll()
+    }
   },
 })

@@ -1,5 +1,4 @@
-import { parseSearch, type SearchQuery, type SearchTerm } from '../../src/search/parse.js'
-import type { Email, EmailSummary } from '../../src/types.js'
+import { parseSearch, type Email, type EmailSummary, type SearchQuery, type SearchTerm } from 'svc/kit'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 /** What `svc_search_emails` filters on; every field narrows the result. */

@@ -1,6 +1,6 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
-import { SUMMARY_LIMIT_MAX } from '../../src/store.js'
+import { SUMMARY_LIMIT_MAX } from 'svc/kit'
 import { withLink, type McpContext } from './context.js'
 import { inboxStats } from './queries.js'
 

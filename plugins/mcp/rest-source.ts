@@ -1,5 +1,4 @@
-import { formatSearch } from '../../src/search/parse.js'
-import type { Email, SummaryPage } from '../../src/types.js'
+import { formatSearch, type Email, type SummaryPage } from 'svc/kit'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 export interface RestSourceOptions {

@@ -1,16 +1,7 @@
-import type { PageQuery } from '../../src/store.js'
-import type { Email, SummaryPage } from '../../src/types.js'
+import type { AttachmentContent, Email, PageQuery, SummaryPage } from 'svc/kit'
 
-/** An attachment's bytes and type. */
-export interface AttachmentContent {
-  contentType: string
-  content: Buffer
-}
-
-/** Thrown by a MailSource for an id or attachment that does not exist; the message is for people. */
-export class MailNotFoundError extends Error {
-  override name = 'MailNotFoundError'
-}
+/** Thrown by a MailSource for an id or attachment that does not exist. */
+export { MailNotFoundError } from 'svc/kit'
 
 /**
  * Where the MCP server reads mail: the store of this process (the `/mcp`

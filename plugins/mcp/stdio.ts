@@ -6,8 +6,8 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
-import { unknownFlags } from '../../src/cli/args.js'
-import { packageVersion } from '../../src/paths.js'
+import { unknownFlags } from 'svc/kit'
+import { packageVersion } from 'svc/kit'
 import { createRestSource } from './rest-source.js'
 import { createMcpServer } from './server.js'
 

@@ -1,28 +1,21 @@
-import { readAttachment } from '../../src/mail/parse.js'
-import type { MailStore } from '../../src/store.js'
-import { MailNotFoundError, type MailSource } from './source.js'
-
-const unknownEmail = (id: string) => new MailNotFoundError(`No email with id ${id}`)
+import { noEmailWithId, type MailStore } from 'svc/kit'
+import type { MailSource } from './source.js'
 
 /** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */
 export function createStoreSource(store: MailStore): MailSource {
   return {
-    page: async (query) => store.page(query),
+    page: (query) => store.page(query),
     async get(id) {
-      const email = await store.get(id)
-      if (!email) throw unknownEmail(id)
-      store.markRead(id)
+      const email = await store.read(id)
+      if (!email) throw noEmailWithId(id)
       return email
     },
     async remove(id) {
-      if (!(await store.remove(id))) throw unknownEmail(id)
+      if (!(await store.remove(id))) throw noEmailWithId(id)
     },
     async attachment(id, filename) {
-      const raw = await store.raw(id)
-      if (!raw) throw unknownEmail(id)
-      const found = await readAttachment(raw, filename)
-      if (!found) throw new MailNotFoundError(`Email ${id} has no attachment named ${filename}`)
-      return found
+      const { contentType, content } = await store.requireAttachment(id, filename)
+      return { contentType, content }
     },
   }
 }

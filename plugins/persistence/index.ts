@@ -1,10 +1,13 @@
 import { access, constants, mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ConsolaInstance } from 'consola'
-import { ConfigError } from '../../src/config/resolve.js'
-import { definePlugin } from '../../src/plugin.js'
+import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc/kit'
 import { removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
 import { loadMailFiles } from './load.js'
+
+const options = defineOptions({
+  mailDirectory: { type: 'dir', default: '', env: 'SVC_MAIL_DIRECTORY', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
+})
 
 /**
  * `--mail-directory`: every accepted message is kept as `<dir>/<id>.eml`
@@ -14,6 +17,7 @@ import { loadMailFiles } from './load.js'
  */
 export default definePlugin({
   name: 'persistence',
+  options,
   enabled: (config) => Boolean(config.mailDirectory),
   async setup({ config, hooks, store, logger, services }) {
     const dir = config.mailDirectory
@@ -30,24 +34,21 @@ export default definePlugin({
       run.then(settle, settle)
       return run
     }
-    /** Ids being loaded from their own files by a reload: nothing to write. */
-    const reloading = new Set<string>()
-
     const started = Date.now()
     const scan = await scanDirectory(dir)
     reportRefused(scan, logger)
     // A temporary file is a write that never finished, so its message was never acknowledged.
     await Promise.all(scan.temps.map((name) => rm(join(dir, name), { force: true })))
     if (scan.temps.length) logger.info(`Removed ${scan.temps.length} unfinished write(s) left by a crash`)
-    const restored = await loadMailFiles(dir, scan.ids, logger, (mail) => store.addPrepared(mail))
+    const { prepare } = store.driver
+    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, (mail) => store.add(mail))
     logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
 
     const unhooks = [
       // Thrown errors reach the kernel, which drops the message and answers 451.
-      hooks.hook('mail:received', async (email) => {
-        if (reloading.has(email.id)) return
-        const raw = await store.raw(email.id)
-        if (raw) await track(email.id, () => writeMailFile(dir, email.id, raw, new Date(email.time)))
+      hooks.hook('mail:received', async (email, { raw, origin }) => {
+        // A reloaded message comes from its own file.
+        if (origin !== 'reload') await track(email.id, () => writeMailFile(dir, email.id, raw, new Date(email.time)))
       }),
       hooks.hook('mail:deleted', async ({ id }) => {
         try {
@@ -63,20 +64,21 @@ export default definePlugin({
     const reload = async (): Promise<number> => {
       const found = await scanDirectory(dir)
       reportRefused(found, logger)
-      const fresh = found.ids.filter((id) => !store.has(id) && !pending.has(id))
+      const isNew = async (id: string) => !pending.has(id) && !(await store.has(id))
+      const fresh: string[] = []
+      for (const id of found.ids) if (await isNew(id)) fresh.push(id)
       let count = 0
-      await loadMailFiles(dir, fresh, logger, async (mail) => {
-        const { email } = mail
-        if (store.has(email.id) || pending.has(email.id)) return
-        store.addPrepared(mail)
+      await loadMailFiles(dir, fresh, prepare, logger, async (mail) => {
+        const { email, raw } = mail
+        if (!(await isNew(email.id))) return
+        await store.add(mail)
         count++
-        reloading.add(email.id)
+        const arrival = { raw, origin: 'reload' } as const
         try {
-          await hooks.callHook('mail:received', email)
+          await hooks.callHook('mail:received', email, arrival)
+          await hooks.callHook('mail:accepted', email, arrival)
         } catch (error) {
           logger.warn(`A plugin failed on reloaded email ${email.id}: ${(error as Error).message}`)
-        } finally {
-          reloading.delete(email.id)
         }
       })
       logger.info(`Reloaded ${count} email(s) from ${dir}`)
@@ -93,6 +95,14 @@ export default definePlugin({
     }
   },
 })
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+  interface SvcServices {
+    /** Loads mail files added to the mail directory while running; resolves how many were loaded. */
+    reloadMailDirectory: () => Promise<number>
+  }
+}
 
 async function prepareDirectory(dir: string): Promise<void> {
   try {

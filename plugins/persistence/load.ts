@@ -1,13 +1,7 @@
 import { readFile, stat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
-import { notAMessage } from '../../src/mail/parse.js'
-import { parseMail } from '../../src/mail/pool.js'
-import type { PreparedMail } from '../../src/mail/prepare.js'
-import type { Email, Envelope } from '../../src/types.js'
+import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail } from 'svc/kit'
 import { mailFilePath } from './files.js'
-
-/** A restored message, parsed and packed for `store.addPrepared`. */
-export type LoadedMail = PreparedMail
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
 const CONCURRENCY = 16
@@ -32,15 +26,17 @@ interface MailFile {
 export async function loadMailFiles(
   dir: string,
   ids: string[],
+  /** The storage driver's `prepare` module, run beside each parse. */
+  prepare: string | undefined,
   logger: ConsolaInstance,
-  add: (mail: LoadedMail) => void | Promise<void>,
+  add: (mail: IncomingMail) => void | Promise<void>,
 ): Promise<number> {
   const files = (await mapLimited(ids, STAT_CONCURRENCY, (id) => statMailFile(dir, id, logger))).filter((file) => file !== undefined)
   files.sort((a, b) => a.mtime - b.mtime)
-  const loading: Array<Promise<LoadedMail | undefined>> = []
+  const loading: Array<Promise<IncomingMail | undefined>> = []
   let started = 0
   const startNext = () => {
-    if (started < files.length) loading.push(loadMailFile(dir, files[started++]!, logger))
+    if (started < files.length) loading.push(loadMailFile(dir, files[started++]!, prepare, logger))
   }
   for (let i = 0; i < CONCURRENCY; i++) startNext()
   let count = 0
@@ -70,11 +66,11 @@ async function statMailFile(dir: string, id: string, logger: ConsolaInstance): P
  * mtime is implausible), unread, with the envelope rebuilt from the headers
  * since the file does not keep it. Undefined, and logged, when it cannot be used.
  */
-async function loadMailFile(dir: string, { id, mtime }: MailFile, logger: ConsolaInstance): Promise<LoadedMail | undefined> {
+async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<IncomingMail | undefined> {
   try {
     const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
     const raw = await readFile(mailFilePath(dir, id))
-    const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined })
+    const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined, prepare })
     const { email } = mail
     // The rule SMTP intake applies: every message it acknowledged comes back.
     const refusal = notAMessage(email, mail.raw)
@@ -82,7 +78,7 @@ async function loadMailFile(dir: string, { id, mtime }: MailFile, logger: Consol
       logger.warn(`Skipping ${id}.eml: not an e-mail message (${refusal})`)
       return undefined
     }
-    // The store takes envelope and time from the email, so they may be set after parsing.
+    // Drivers take envelope and time from the email (never from `prepared`), so they may be set after parsing.
     email.envelope = envelopeFromHeaders(email)
     // parseEmail gives `date` from the Date header, or the current time without one.
     if (!plausible) email.time = email.date

@@ -1,11 +1,33 @@
-import { ConfigError } from '../../src/config/resolve.js'
-import { definePlugin } from '../../src/plugin.js'
-import type { Email } from '../../src/types.js'
+import { defineOptions, definePlugin, needTogether, type OptionValues, type RelayService } from 'svc/kit'
 import { createOutgoing } from './outgoing.js'
 import { isAllowed, loadRelayRules } from './rules.js'
 
 /** How long stop() waits for auto-relays in flight before closing the connections under them. */
 const STOP_GRACE_MS = 5_000
+
+const options = defineOptions({
+  outgoingHost: { type: 'string', default: '', env: 'SVC_OUTGOING_HOST', hint: 'host', description: 'SMTP server that relayed mail goes to' },
+  outgoingPort: { type: 'port', default: 0, env: 'SVC_OUTGOING_PORT', description: 'Port of the outgoing server; 0 means 465 when secure, else 25' },
+  outgoingUser: { type: 'string', default: '', env: 'SVC_OUTGOING_USER', description: 'User for the outgoing server' },
+  outgoingPass: { type: 'string', default: '', env: 'SVC_OUTGOING_PASS', secret: true, description: 'Password for the outgoing server' },
+  outgoingSecure: { type: 'boolean', default: false, env: 'SVC_OUTGOING_SECURE', description: 'Use implicit TLS to the outgoing server' },
+  autoRelay: {
+    type: 'flag-or-string',
+    default: false,
+    env: 'SVC_AUTO_RELAY',
+    hint: 'address',
+    description: 'Relay every incoming message, to its recipients or to the address given',
+  },
+  autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for auto-relay' },
+})
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+  interface SvcServices {
+    /** Sends a stored message to the outgoing server: to `recipients`, or to its own. */
+    relay: RelayService
+  }
+}
 
 /**
  * Relays caught mail to a real SMTP server: on request (`services.relay`,
@@ -14,20 +36,30 @@ const STOP_GRACE_MS = 5_000
  */
 export default definePlugin({
   name: 'relay',
-  enabled: (config) => Boolean(config.outgoingHost),
-  setup({ config, store, smtp, services, logger }) {
-    const { autoRelay } = config
-    if (typeof autoRelay === 'string' && !autoRelay.includes('@')) {
-      throw new ConfigError([`--auto-relay: ${JSON.stringify(autoRelay)} is not an e-mail address`])
+  options,
+  check(config) {
+    const problems = needTogether(config, 'outgoingUser', 'outgoingPass')
+    if (typeof config.autoRelay === 'string' && !config.autoRelay.includes('@')) {
+      problems.push(`--auto-relay: ${JSON.stringify(config.autoRelay)} is not an e-mail address`)
     }
+    if (config.autoRelay && !config.outgoingHost) problems.push('--auto-relay needs --outgoing-host')
+    // The rules govern relays by hand too, so they need an outgoing server, not --auto-relay.
+    if (config.autoRelayRules && !config.outgoingHost) problems.push('--auto-relay-rules needs --outgoing-host')
+    return problems
+  },
+  enabled: (config) => Boolean(config.outgoingHost),
+  setup({ config, store, hooks, services, logger }) {
+    const { autoRelay } = config
     const rules = config.autoRelayRules ? loadRelayRules(config.autoRelayRules) : []
     const outgoing = createOutgoing(config, store, logger)
     services.relay = outgoing.relay
 
     const inFlight = new Set<Promise<void>>()
-    // `new` comes after the SMTP 250 and only for mail really accepted, so the
-    // relay never delays the client nor sends a message svc refused.
-    const onNew = (email: Email) => {
+    // `mail:accepted` comes after the SMTP 250 and only for mail really
+    // accepted, so the relay never delays the client nor sends a message svc
+    // refused; once per message, by the process that took it in over SMTP.
+    const unhook = hooks.hook('mail:accepted', (email, { raw, origin }) => {
+      if (!autoRelay || origin !== 'smtp') return
       const candidates = typeof autoRelay === 'string' ? [autoRelay] : email.envelope.to.map((rcpt) => rcpt.address)
       const recipients = candidates.filter((address) => isAllowed(rules, address))
       if (recipients.length === 0) {
@@ -35,15 +67,14 @@ export default definePlugin({
         return
       }
       const sending = outgoing
-        .relay(email, recipients)
+        .send(email, raw, recipients)
         .catch((error: Error) => logger.warn(`Auto-relay of email ${email.id} failed: ${error.message}`))
         .finally(() => inFlight.delete(sending))
       inFlight.add(sending)
-    }
-    if (autoRelay) smtp.on('new', onNew)
+    })
 
     return async () => {
-      smtp.off('new', onNew)
+      unhook()
       let timer: NodeJS.Timeout | undefined
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))
       await Promise.race([Promise.allSettled(inFlight), grace])

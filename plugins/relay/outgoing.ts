@@ -1,13 +1,13 @@
 import type { ConsolaInstance } from 'consola'
 import nodemailer from 'nodemailer'
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js'
-import type { SvcConfig } from '../../src/config/resolve.js'
-import type { MailStore } from '../../src/store.js'
-import type { Email } from '../../src/types.js'
+import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc/kit'
 
 export interface Outgoing {
   /** Sends the stored raw message unchanged; rejects with the server's answer when it refuses. */
-  relay: (email: Email, recipients?: string[]) => Promise<void>
+  relay: RelayService
+  /** The same with the raw message at hand. */
+  send: (email: Email, raw: Buffer, recipients?: string[]) => Promise<void>
   /** Closes the pooled connections. */
   close: () => void
 }
@@ -43,7 +43,11 @@ export function createOutgoing(config: OutgoingConfig, store: MailStore, logger:
 
   async function relay(email: Email, recipients?: string[]): Promise<void> {
     const raw = await store.raw(email.id)
-    if (!raw) throw new Error(`No email with id ${email.id}`)
+    if (!raw) throw noEmailWithId(email.id)
+    return send(email, raw, recipients)
+  }
+
+  async function send(email: Email, raw: Buffer, recipients?: string[]): Promise<void> {
     const to = recipients ?? recipientsOf(email)
     if (to.length === 0) throw new Error(`Email ${email.id} has no recipients to relay to`)
     let info: SMTPConnection.SentMessageInfo
@@ -60,5 +64,5 @@ export function createOutgoing(config: OutgoingConfig, store: MailStore, logger:
     logger.info(`Relayed email ${email.id} to ${info.accepted.join(', ')} via ${server}`)
   }
 
-  return { relay, close: () => transport.close() }
+  return { relay, send, close: () => transport.close() }
 }

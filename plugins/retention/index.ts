@@ -1,7 +1,17 @@
-import { parseDuration } from '../../src/config/duration.js'
-import { definePlugin } from '../../src/plugin.js'
-import type { SearchQuery } from '../../src/search/parse.js'
-import { SUMMARY_LIMIT_MAX, type MailStore } from '../../src/store.js'
+import { defineOptions, definePlugin, parseDuration, SUMMARY_LIMIT_MAX, type MailStore, type OptionValues, type SearchQuery } from 'svc/kit'
+
+const options = defineOptions({
+  maxAge: {
+    type: 'duration',
+    default: '',
+    env: 'SVC_MAX_AGE',
+    description: 'Remove mail older than this (by time of receipt), e.g. 90s, 30m, 24h, 7d; files too',
+  },
+})
+
+declare module 'svc' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+}
 
 /** Sweeps run at least this often, however short `--max-age`... */
 const SWEEP_MIN_MS = 1000
@@ -45,6 +55,7 @@ export async function removeReceivedBefore(store: MailStore, cutoff: number): Pr
  */
 export default definePlugin({
   name: 'retention',
+  options,
   enabled: (config) => config.maxAge !== '',
   async setup({ config, store, logger }) {
     const maxAgeMs = parseDuration(config.maxAge)!

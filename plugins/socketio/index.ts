@@ -1,6 +1,5 @@
 import { Server } from 'socket.io'
-import { definePlugin } from '../../src/plugin.js'
-import type { EmailSummary } from '../../src/types.js'
+import { definePlugin, toSummary, type EmailSummary } from 'svc/kit'
 
 /** What live clients receive, per spec.md section 6. */
 export interface SocketEvents {
@@ -8,15 +7,27 @@ export interface SocketEvents {
   deleteMail: (event: { id: string }) => void
 }
 
+declare module 'svc' {
+  interface SvcServices {
+    /**
+     * The Socket.IO server at `<base_pathname>/socket.io`, for plugins that
+     * add events of their own: `services.io.emit('myEvent', ...)`,
+     * `services.io.on('connection', (socket) => ...)`.
+     */
+    io: Server
+  }
+}
+
 /**
  * Live events at `<base_pathname>/socket.io`: `newMail` with the summary of
- * every arriving message, `deleteMail` with `{ id }` for every removal,
- * whatever its cause (the store has one removal path that fires `mail:deleted`).
+ * every message accepted (after its `250`), `deleteMail` with `{ id }` for
+ * every removal, whatever its cause (the store has one removal path that
+ * fires `mail:deleted`).
  */
 export default definePlugin({
   name: 'socketio',
   enabled: (config) => !config.disableWeb,
-  setup({ http, hooks, store }) {
+  setup({ http, hooks, services }) {
     const io = new Server<Record<string, never>, SocketEvents>(http.server, {
       path: `${http.basePathname}/socket.io`,
       // The inbox page loads the client from here: no CDN, no build step.
@@ -25,12 +36,12 @@ export default definePlugin({
       // pages of the origins listed with --cors may also use the polling transport.
       cors: { origin: http.corsOrigin },
     })
+    services.io = io as unknown as Server
 
     const unhooks = [
-      hooks.hook('mail:received', (email) => {
+      hooks.hook('mail:accepted', (email) => {
         // socket.io encodes an event even for nobody: skip that work while no client listens.
-        const summary = io.engine.clientsCount > 0 && store.summary(email.id)
-        if (summary) io.emit('newMail', summary)
+        if (io.engine.clientsCount > 0) io.emit('newMail', toSummary(email))
       }),
       hooks.hook('mail:deleted', ({ id }) => {
         io.emit('deleteMail', { id })
@@ -39,6 +50,7 @@ export default definePlugin({
 
     return () => {
       for (const unhook of unhooks) unhook()
+      delete services.io
       io.disconnectSockets(true)
       return new Promise<void>((resolve) => io.close(() => resolve()))
     }

@@ -1,5 +1,44 @@
-import { definePlugin } from '../../src/plugin.js'
+import { definePlugin, type Email } from 'svc/kit'
 import { createWaiterRegistry } from './registry.js'
+
+/** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
+export interface MailWaitFilter {
+  /** Search syntax (docs/search.md). */
+  query?: string
+  /** A sender's address or name. */
+  from?: string
+  /** A To or Cc recipient's address or name, or an envelope recipient (Bcc). */
+  to?: string
+  subject?: string
+  /** Only mail received at or after this time counts. */
+  since?: Date
+}
+
+export interface MailWaitOptions {
+  timeoutMs: number
+  /** Ends the wait early, e.g. when the client that asked went away; it then resolves undefined. */
+  signal?: AbortSignal
+}
+
+/** Requests waiting for mail: each costs a closure and a timer while it waits, nothing more. */
+export interface MailWaiters {
+  /**
+   * The newest stored email matching the filter at once, else the first
+   * to arrive; undefined when the timeout passed or the signal aborted.
+   * Never marks anything read.
+   */
+  wait(filter: MailWaitFilter, options: MailWaitOptions): Promise<Email | undefined>
+  /** Waits in progress. */
+  readonly size: number
+}
+
+declare module 'svc' {
+  interface SvcServices {
+    /** Waits for mail matching a filter (GET /api/email/wait, svc_wait_for_email). */
+    waiters: MailWaiters
+  }
+}
+
 
 /**
  * Waiting for mail on the server (`services.waiters`, used by

@@ -1,5 +1,5 @@
-import type { MailWaitFilter } from '../../src/plugin.js'
-import type { Address, Email } from '../../src/types.js'
+import type { Address, Email } from 'svc/kit'
+import type { MailWaitFilter } from './index.js'
 
 const contains = (text: string | undefined, needle: string) => (text ?? '').toLowerCase().includes(needle.toLowerCase())
 

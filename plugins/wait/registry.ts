@@ -1,6 +1,5 @@
-import type { MailWaiters, MailWaitFilter, MailWaitOptions } from '../../src/plugin.js'
-import type { MailStore } from '../../src/store.js'
-import type { Email } from '../../src/types.js'
+import type { Email, MailStore } from 'svc/kit'
+import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
 import { matchesWaitFilter } from './match.js'
 
 interface Waiter {

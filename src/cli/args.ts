@@ -1,5 +1,5 @@
 import type { ArgsDef } from 'citty'
-import { flagName, options, type OptionKey, type OptionSpec } from '../config/options.js'
+import { flagName, type DeclaredOption, type OptionSpec } from '../config/options.js'
 
 /** `--max-emails` -> `max-emails`; the name citty knows a flag by. */
 const argName = (key: string) => flagName(key).slice(2)
@@ -10,8 +10,9 @@ export function shownDefault(spec: OptionSpec): string {
   return shown === '' ? 'none' : shown
 }
 
-function describe(spec: OptionSpec): string {
-  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : [])].join('; ')
+function describe(spec: DeclaredOption): string {
+  const origin = spec.plugin ? [`plugin ${spec.plugin}`] : []
+  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : []), ...origin].join('; ')
 }
 
 function valueHint(spec: OptionSpec): string | undefined {
@@ -19,13 +20,14 @@ function valueHint(spec: OptionSpec): string | undefined {
   if (spec.type === 'port' || spec.type === 'count') return 'number'
   if (spec.type === 'file') return 'file'
   if (spec.type === 'duration') return 'duration'
+  if (spec.type === 'dir') return 'dir'
   return spec.hint ?? 'value'
 }
 
 /** citty argument definitions for every option, without defaults so that unset flags stay undefined. */
-export function optionArgs(): ArgsDef {
+export function optionArgs(table: ReadonlyMap<string, DeclaredOption>): ArgsDef {
   const args: ArgsDef = {}
-  for (const [key, spec] of Object.entries(options) as Array<[OptionKey, OptionSpec]>) {
+  for (const [key, spec] of table) {
     args[argName(key)] = {
       type: spec.type === 'boolean' ? 'boolean' : 'string',
       description: describe(spec),
@@ -40,17 +42,15 @@ export function optionArgs(): ArgsDef {
  * `--auto-relay [address]` given bare before another flag would take that
  * flag as its value: spell it `--auto-relay=` (bare) for the parser.
  */
-export function markBareFlags(rawArgs: string[]): string[] {
-  const optional = new Set(
-    (Object.entries(options) as Array<[OptionKey, OptionSpec]>).filter(([, spec]) => spec.type === 'flag-or-string').map(([key]) => flagName(key)),
-  )
+export function markBareFlags(rawArgs: string[], table: ReadonlyMap<string, DeclaredOption>): string[] {
+  const optional = new Set([...table].filter(([, spec]) => spec.type === 'flag-or-string').map(([key]) => flagName(key)))
   return rawArgs.map((arg, i) => (optional.has(arg) && (rawArgs[i + 1] ?? '-').startsWith('-') ? `${arg}=` : arg))
 }
 
 /** Picks the option values a user gave on the command line out of citty's parse. */
-export function flagValues(parsed: Record<string, unknown>): Record<string, unknown> {
+export function flagValues(parsed: Record<string, unknown>, table: ReadonlyMap<string, DeclaredOption>): Record<string, unknown> {
   const values: Record<string, unknown> = {}
-  for (const key of Object.keys(options)) {
+  for (const key of table.keys()) {
     const value = parsed[argName(key)]
     if (value !== undefined) values[key] = value
   }

@@ -1,7 +1,6 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { options, type OptionKey } from '../config/options.js'
-import type { SvcConfig } from '../config/resolve.js'
+import type { DeclaredOption } from '../config/options.js'
 import { packageRoot } from '../paths.js'
 
 const TEMPLATE = join(packageRoot, 'templates', 'svc.config.ts')
@@ -11,13 +10,12 @@ export const CONFIG_FILE_NAME = 'svc.config.ts'
  * Writes `svc.config.ts` from the template: every option listed, those the
  * user passed as flags filled in, the rest commented out at their default.
  */
-export function writeConfigFile(cwd: string, chosen: Partial<SvcConfig>, force: boolean): string {
+export function writeConfigFile(cwd: string, chosen: Record<string, unknown>, force: boolean, table: ReadonlyMap<string, DeclaredOption>): string {
   const target = resolve(cwd, CONFIG_FILE_NAME)
   if (existsSync(target) && !force) {
     throw new Error(`${CONFIG_FILE_NAME} already exists; pass --force to overwrite it`)
   }
-  const lines = (Object.keys(options) as OptionKey[]).map((key) => {
-    const spec = options[key]
+  const lines = [...table].map(([key, spec]) => {
     const given = key in chosen
     const value = JSON.stringify(given ? chosen[key] : spec.default)
     return `  ${given ? '' : '// '}${key}: ${value}, // ${spec.description}`

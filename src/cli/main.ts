@@ -1,8 +1,9 @@
 import { defineCommand, parseArgs, renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
-import { loadSvcConfig } from '../config/load.js'
+import { loadConfigFile, type ConfigFile } from '../config/load.js'
+import { optionTable, type DeclaredOption } from '../config/options.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
 import { packageVersion } from '../paths.js'
-import { Svc } from '../svc.js'
+import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, optionArgs, unknownFlags } from './args.js'
 import { writeConfigFile } from './init.js'
 
@@ -10,86 +11,111 @@ import { writeConfigFile } from './init.js'
 const EXIT_CONFIG = 2
 const EXIT_START = 1
 
-const serveArgs = {
-  config: { type: 'string', description: 'Load this config file (svc.config.ts, .js, .mjs, .json)', valueHint: 'path' },
-  version: { type: 'boolean', description: 'Print the version' },
-  help: { type: 'boolean', alias: 'h', description: 'Show this help' },
-  ...optionArgs(),
-} satisfies ArgsDef
+/** `--config <path>` or `--config=<path>`, read before the rest: the file's plugins may declare flags. */
+function configFlag(rawArgs: string[]): string | undefined {
+  for (let i = 0; i < rawArgs.length && rawArgs[i] !== '--'; i++) {
+    const arg = rawArgs[i]!
+    if (arg === '--config') return rawArgs[i + 1]
+    if (arg.startsWith('--config=')) return arg.slice('--config='.length)
+  }
+  return undefined
+}
 
-const initArgs = {
-  force: { type: 'boolean', description: 'Overwrite an existing svc.config.ts' },
-  help: { type: 'boolean', alias: 'h', description: 'Show this help' },
-  ...optionArgs(),
-} satisfies ArgsDef
+/** The commands, with a flag for every option of `table`. */
+function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) {
+  const serveArgs = {
+    config: { type: 'string', description: 'Load this config file (svc.config.ts, .js, .mjs, .json)', valueHint: 'path' },
+    version: { type: 'boolean', description: 'Print the version' },
+    help: { type: 'boolean', alias: 'h', description: 'Show this help' },
+    ...optionArgs(table),
+  } satisfies ArgsDef
 
-const init = defineCommand({
-  meta: { name: 'init', description: 'Write svc.config.ts in the current folder (flags fill in options)' },
-  args: initArgs,
-  run({ args }) {
-    const chosen = resolveConfig([layers.flags(flagValues(args))])
-    const given = Object.fromEntries(Object.keys(flagValues(args)).map((key) => [key, chosen[key as keyof typeof chosen]]))
-    const file = writeConfigFile(process.cwd(), given, Boolean(args.force))
-    console.log(`Wrote ${file}\nRun it with: npx svc --config svc.config.ts`)
-  },
-})
+  const initArgs = {
+    force: { type: 'boolean', description: 'Overwrite an existing svc.config.ts' },
+    help: { type: 'boolean', alias: 'h', description: 'Show this help' },
+    ...optionArgs(table),
+  } satisfies ArgsDef
 
-const main = defineCommand({
-  meta: { name: 'svc', version: packageVersion, description: 'A development mail catcher: SMTP in; web inbox, REST, Socket.IO and MCP out' },
-  args: serveArgs,
-  subCommands: { init },
-  async run({ args }) {
-    const { config } = await loadSvcConfig({ configFile: args.config, flags: flagValues(args) })
-    const svc = new Svc(config)
-    await svc.hooks.hook('server:ready', ({ smtpPort, baseUrl }) => {
-      const lines = [`SMTP    smtp://${config.ip}:${smtpPort}`]
-      if (baseUrl) {
-        lines.push(`Inbox   ${baseUrl}/`, `API     ${baseUrl}/api`)
-        if (config.mcp) lines.push(`MCP     ${baseUrl}/mcp`)
+  const init = defineCommand({
+    meta: { name: 'init', description: 'Write svc.config.ts in the current folder (flags fill in options)' },
+    args: initArgs,
+    run({ args }) {
+      const flags = flagValues(args, table)
+      const chosen = resolveConfig([layers.flags(flags)], [], knownPlugins([]))
+      const given = Object.fromEntries(Object.keys(flags).map((key) => [key, chosen[key as keyof typeof chosen]]))
+      const written = writeConfigFile(process.cwd(), given, Boolean(args.force), chosen.optionTable)
+      console.log(`Wrote ${written}\nRun it with: npx svc --config svc.config.ts`)
+    },
+  })
+
+  const main = defineCommand({
+    meta: { name: 'svc', version: packageVersion, description: 'A development mail catcher: SMTP in; web inbox, REST, Socket.IO and MCP out' },
+    args: serveArgs,
+    subCommands: { init },
+    async run({ args }) {
+      const stack = [layers.file(file.values, file.file ?? 'config'), layers.env(process.env), layers.flags(flagValues(args, table))]
+      const config = resolveConfig(stack, file.plugins, knownPlugins(file.plugins))
+      const svc = new Svc(config)
+      svc.hooks.hook('server:ready', async (info) => {
+        const lines = [`SMTP    smtp://${config.ip}:${info.smtpPort}`]
+        if (info.baseUrl) lines.push(`Inbox   ${info.baseUrl}/`)
+        // Each plugin names what it serves (the API, MCP, ...).
+        await svc.hooks.callHook('server:banner', lines, info)
+        svc.logger.box(`svc ${packageVersion}\n\n${lines.join('\n')}`)
+      })
+      let stopping = false
+      const shutdown = async (signal: string) => {
+        if (stopping) process.exit(EXIT_START)
+        stopping = true
+        svc.logger.info(`${signal}: finishing transactions in flight and stopping`)
+        await svc.stop()
+        process.exit(0)
       }
-      svc.logger.box(`svc ${packageVersion}\n\n${lines.join('\n')}`)
-    })
-    let stopping = false
-    const shutdown = async (signal: string) => {
-      if (stopping) process.exit(EXIT_START)
-      stopping = true
-      svc.logger.info(`${signal}: finishing transactions in flight and stopping`)
-      await svc.stop()
-      process.exit(0)
-    }
-    process.on('SIGINT', () => void shutdown('SIGINT'))
-    process.on('SIGTERM', () => void shutdown('SIGTERM'))
-    try {
-      await svc.start()
-    } catch (error) {
-      if (error instanceof ConfigError) throw error
-      console.error(`svc: ${(error as Error).message}`)
-      process.exit(EXIT_START)
-    }
-  },
-})
+      process.on('SIGINT', () => void shutdown('SIGINT'))
+      process.on('SIGTERM', () => void shutdown('SIGTERM'))
+      try {
+        await svc.start()
+      } catch (error) {
+        if (error instanceof ConfigError) throw error
+        console.error(`svc: ${(error as Error).message}`)
+        process.exit(EXIT_START)
+      }
+    },
+  })
+  return { main, init, serveArgs, initArgs }
+}
 
 /** Entry of the `svc` binary. */
 export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
-  const command = rawArgs[0] === 'init' ? init : main
-  const argsDef = command === init ? initArgs : serveArgs
-  const ownArgs = markBareFlags(command === init ? rawArgs.slice(1) : rawArgs)
-  const parsed = parseArgs(ownArgs, argsDef)
-  if (parsed.help) {
-    console.log(await renderUsage(command as CommandDef, command === init ? (main as CommandDef) : undefined))
-    return
-  }
-  if (command === main && parsed.version) {
-    console.log(packageVersion)
-    return
-  }
-  const unknown = unknownFlags(ownArgs, argsDef)
-  // An unknown flag's value reads as a stray word: name the flag alone then.
-  const problems =
-    unknown.length > 0
-      ? unknown.map((flag) => `unknown option ${flag} (see svc --help)`)
-      : parsed._.map((word) => `unexpected argument "${word}" (see svc --help)`)
   try {
+    const isInit = rawArgs[0] === 'init'
+    // `init` writes a file from the built-ins' options; serving reads the config file first.
+    const file: ConfigFile = isInit ? { values: {}, plugins: [] } : await loadConfigFile({ configFile: configFlag(rawArgs) })
+    let table
+    try {
+      table = optionTable(knownPlugins(file.plugins))
+    } catch (error) {
+      throw new ConfigError([(error as Error).message])
+    }
+    const { main, init, serveArgs, initArgs } = commands(table, file)
+    const command = isInit ? init : main
+    const argsDef = isInit ? initArgs : serveArgs
+    const ownArgs = markBareFlags(isInit ? rawArgs.slice(1) : rawArgs, table)
+    const parsed = parseArgs(ownArgs, argsDef)
+    if (parsed.help) {
+      console.log(await renderUsage(command as CommandDef, isInit ? (main as CommandDef) : undefined))
+      return
+    }
+    if (!isInit && parsed.version) {
+      console.log(packageVersion)
+      return
+    }
+    const unknown = unknownFlags(ownArgs, argsDef)
+    // An unknown flag's value reads as a stray word: name the flag alone then.
+    const problems =
+      unknown.length > 0
+        ? unknown.map((flag) => `unknown option ${flag} (see svc --help)`)
+        : parsed._.map((word) => `unexpected argument "${word}" (see svc --help)`)
     if (problems.length > 0) throw new ConfigError(problems)
     await runCommand(command as CommandDef, { rawArgs: ownArgs })
   } catch (error) {

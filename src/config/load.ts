@@ -1,24 +1,24 @@
 import { loadConfig } from 'c12'
-import { selfEntry } from '../paths.js'
+import type { SvcPlugin } from '../plugin.js'
+import { selfEntries } from '../paths.js'
+import { knownPlugins } from '../svc.js'
 import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './resolve.js'
 
-export interface LoadOptions {
-  cwd?: string
-  /** `--config <path>`: this file must exist. */
-  configFile?: string
-  env?: NodeJS.ProcessEnv
-  /** Values from the command line, already keyed by option. */
-  flags?: Record<string, unknown>
+export interface ConfigFile {
+  /** Option values as the file gives them. */
+  values: Record<string, unknown>
+  /** The file's `plugins`. */
+  plugins: SvcPlugin[]
+  /** The file read, when there was one. */
+  file?: string
 }
 
 /**
- * The configuration of a CLI run: defaults < config file (`svc.config.*`,
- * `.svcrc`) < environment < flags.
+ * Reads the config file (`svc.config.*`, `.svcrc`, or `configFile`, which
+ * must then exist) with c12. The CLI reads it before parsing the command
+ * line, since its plugins may declare flags.
  */
-export async function loadSvcConfig({ cwd = process.cwd(), configFile, env = process.env, flags = {} }: LoadOptions = {}): Promise<{
-  config: SvcConfig
-  configFile?: string
-}> {
+export async function loadConfigFile({ cwd = process.cwd(), configFile }: { cwd?: string; configFile?: string } = {}): Promise<ConfigFile> {
   let loaded
   try {
     loaded = await loadConfig<SvcOptions>({
@@ -31,15 +31,37 @@ export async function loadSvcConfig({ cwd = process.cwd(), configFile, env = pro
       dotenv: false,
       packageJson: false,
       envName: false,
-      // `import { defineConfig } from 'svc'` resolves to this package from any folder.
-      jitiOptions: { alias: { svc: selfEntry } },
+      // `import { defineConfig } from 'svc'` (and `svc/kit`) resolves to this package from any folder.
+      jitiOptions: { alias: selfEntries },
     })
   } catch (error) {
     throw new ConfigError([`cannot load config file ${configFile ?? ''}: ${(error as Error).message}`.replace('  ', ' ')])
   }
   const { plugins = [], ...values } = loaded.config ?? {}
   if (!Array.isArray(plugins)) throw new ConfigError(['plugins in the config file must be an array'])
-  const file = loaded.configFile && loaded.layers?.length ? loaded.configFile : undefined
-  const config = resolveConfig([layers.file(values, file ?? 'config'), layers.env(env), layers.flags(flags)], plugins, cwd)
+  const bad = plugins.find((plugin) => typeof plugin?.name !== 'string')
+  if (bad !== undefined) throw new ConfigError(['plugins in the config file must be definePlugin({ name, ... }) objects'])
+  return { values, plugins, file: loaded.configFile && loaded.layers?.length ? loaded.configFile : undefined }
+}
+
+export interface LoadOptions {
+  cwd?: string
+  /** `--config <path>`: this file must exist. */
+  configFile?: string
+  env?: NodeJS.ProcessEnv
+  /** Values from the command line, already keyed by option. */
+  flags?: Record<string, unknown>
+}
+
+/**
+ * The configuration of a CLI run: defaults < config file < environment <
+ * flags, with the options of the built-ins and of the file's plugins.
+ */
+export async function loadSvcConfig({ cwd = process.cwd(), configFile, env = process.env, flags = {} }: LoadOptions = {}): Promise<{
+  config: SvcConfig
+  configFile?: string
+}> {
+  const { values, plugins, file } = await loadConfigFile({ cwd, configFile })
+  const config = resolveConfig([layers.file(values, file ?? 'config'), layers.env(env), layers.flags(flags)], plugins, knownPlugins(plugins), cwd)
   return { config, configFile: file }
 }

@@ -1,8 +1,9 @@
 /**
- * The one table of svc's options: each with its type, default, command-line
- * flag and environment variable. The CLI, the loader, the validator,
- * `GET /api/config` and docs/configuration.md are all derived from it, so
- * adding an option is one entry here.
+ * Options: each with its type, default, command-line flag and environment
+ * variable, declared once. The kernel's own are below; every plugin declares
+ * its own beside its code (`definePlugin({ options })`). The CLI, the
+ * loader, the validator, `GET /api/config` and docs/configuration.md are all
+ * derived from the kernel's table plus every plugin's.
  */
 
 export type OptionType =
@@ -13,6 +14,8 @@ export type OptionType =
   | 'string'
   /** A file that must exist and be readable. */
   | 'file'
+  /** A directory, resolved against the working directory; created by whoever uses it. */
+  | 'dir'
   | 'boolean'
   /** Comma-separated list of words; upper-cased when the option has `choices`. */
   | 'list'
@@ -31,7 +34,7 @@ export interface OptionSpec {
   alias?: string
   /** Never shown by `GET /api/config` nor in logs. */
   secret?: boolean
-  /** Accepted values of a `list`. */
+  /** Accepted values of a `list` (given in any case, kept upper-case). */
   choices?: readonly string[]
   /** What `--help` shows as the value, e.g. `<address>`. */
   hint?: string
@@ -39,22 +42,21 @@ export interface OptionSpec {
 
 const MB = 1024 * 1024
 
-export const options = {
+/** The kernel's options: its listeners, the SMTP intake, the web shell, storage, plugins and logs. */
+export const kernelOptions = {
   smtp: { type: 'port', default: 1025, env: 'SVC_SMTP_PORT', alias: 's', description: 'SMTP port' },
   web: { type: 'port', default: 1080, env: 'SVC_WEB_PORT', alias: 'w', description: 'Web inbox, REST API, Socket.IO and MCP port' },
   ip: { type: 'string', default: '0.0.0.0', env: 'SVC_IP', hint: 'address', description: 'SMTP bind address' },
   webIp: { type: 'string', default: '0.0.0.0', env: 'SVC_WEB_IP', hint: 'address', description: 'Web server bind address, independent of --ip' },
   basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', hint: 'path', description: 'Prefix for every web route, e.g. /mail' },
-  mailDirectory: { type: 'string', default: '', env: 'SVC_MAIL_DIRECTORY', hint: 'dir', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
-  maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
-  maxAge: {
-    type: 'duration',
-    default: '',
-    env: 'SVC_MAX_AGE',
-    description: 'Remove mail older than this (by time of receipt), e.g. 90s, 30m, 24h, 7d; files too',
-  },
   maxMessageSize: { type: 'count', default: 50 * MB, env: 'SVC_MAX_MESSAGE_SIZE', description: 'Refuse larger messages (bytes); 0 disables the limit' },
-  mcp: { type: 'boolean', default: false, env: 'SVC_MCP', description: 'Serve the MCP endpoint at <base-pathname>/mcp' },
+  storage: {
+    type: 'string',
+    default: 'memory',
+    env: 'SVC_STORAGE',
+    hint: 'url',
+    description: 'Where mail is kept: memory, or a URL whose scheme a plugin offers a storage driver for',
+  },
 
   incomingUser: { type: 'string', default: '', env: 'SVC_INCOMING_USER', description: 'Require SMTP AUTH with this user' },
   incomingPass: { type: 'string', default: '', env: 'SVC_INCOMING_PASS', secret: true, description: 'Password for --incoming-user' },
@@ -69,23 +71,6 @@ export const options = {
     description: 'SMTP extensions not to advertise, comma-separated',
   },
 
-  outgoingHost: { type: 'string', default: '', env: 'SVC_OUTGOING_HOST', hint: 'host', description: 'SMTP server that relayed mail goes to' },
-  outgoingPort: { type: 'port', default: 0, env: 'SVC_OUTGOING_PORT', description: 'Port of the outgoing server; 0 means 465 when secure, else 25' },
-  outgoingUser: { type: 'string', default: '', env: 'SVC_OUTGOING_USER', description: 'User for the outgoing server' },
-  outgoingPass: { type: 'string', default: '', env: 'SVC_OUTGOING_PASS', secret: true, description: 'Password for the outgoing server' },
-  outgoingSecure: { type: 'boolean', default: false, env: 'SVC_OUTGOING_SECURE', description: 'Use implicit TLS to the outgoing server' },
-  autoRelay: {
-    type: 'flag-or-string',
-    default: false,
-    env: 'SVC_AUTO_RELAY',
-    hint: 'address',
-    description: 'Relay every incoming message, to its recipients or to the address given',
-  },
-  autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for auto-relay' },
-
-  webUser: { type: 'string', default: '', env: 'SVC_WEB_USER', description: 'HTTP Basic auth user for every web route (healthz aside)' },
-  webPass: { type: 'string', default: '', env: 'SVC_WEB_PASS', secret: true, description: 'HTTP Basic auth password' },
-  apiKey: { type: 'string', default: '', env: 'SVC_API_KEY', secret: true, description: 'Accept "Authorization: Bearer <key>" on every web route' },
   https: { type: 'boolean', default: false, description: 'Serve the web side over HTTPS (needs --https-key and --https-cert)' },
   httpsKey: { type: 'file', default: '', secret: true, description: 'TLS private key (PEM) for HTTPS' },
   httpsCert: { type: 'file', default: '', description: 'TLS certificate (PEM) for HTTPS' },
@@ -109,11 +94,23 @@ export const options = {
   webRequestTimeout: { type: 'count', default: 30_000, env: 'SVC_WEB_REQUEST_TIMEOUT', hint: 'ms', description: 'Drop a web client that has not sent its whole request within this time (ms); 0 waits for ever' },
   smtpMaxConnections: { type: 'count', default: 1000, env: 'SVC_SMTP_MAX_CONNECTIONS', description: 'Most SMTP connections at once, further ones get 421; 0 means no cap' },
 
+  disablePlugins: {
+    type: 'list',
+    default: [],
+    env: 'SVC_DISABLE_PLUGINS',
+    hint: 'names',
+    description: 'Plugins not to run, by name, comma-separated (e.g. mcp,socketio)',
+  },
   verbose: { type: 'boolean', default: false, env: 'SVC_VERBOSE', alias: 'v', description: 'Log debug lines' },
   silent: { type: 'boolean', default: false, env: 'SVC_SILENT', description: 'Log nothing but errors' },
 } as const satisfies Record<string, OptionSpec>
 
-export type OptionKey = keyof typeof options
+export type OptionKey = keyof typeof kernelOptions
+
+/** Typed helper for a plugin's options table. */
+export function defineOptions<const T extends Record<string, OptionSpec>>(table: T): T {
+  return table
+}
 
 type ValueOf<T extends OptionType> = T extends 'port' | 'count'
   ? number
@@ -125,18 +122,51 @@ type ValueOf<T extends OptionType> = T extends 'port' | 'count'
         ? boolean | string
         : string
 
-/** Every option with its resolved value. */
-export type ResolvedOptions = { -readonly [K in OptionKey]: ValueOf<(typeof options)[K]['type']> }
+/** The resolved values of a table of options. */
+export type OptionValues<T extends Record<string, OptionSpec>> = { -readonly [K in keyof T]: ValueOf<T[K]['type']> }
+
+/** The kernel's options with their resolved values. */
+export type ResolvedOptions = OptionValues<typeof kernelOptions>
+
+/** One option as the merged table holds it: its spec, and the plugin that declared it (none for the kernel's). */
+export interface DeclaredOption extends OptionSpec {
+  key: string
+  plugin?: string
+}
 
 /** `fooBar` -> `--foo-bar` */
 export function flagName(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
 }
 
-export function optionDefaults(): ResolvedOptions {
-  const out: Record<string, unknown> = {}
-  for (const [key, spec] of Object.entries(options)) {
-    out[key] = Array.isArray(spec.default) ? [...spec.default] : spec.default
+/**
+ * The kernel's options, then each plugin's in plugin order: the table the
+ * CLI, the validator, `/api/config` and the docs are built from. A key,
+ * flag alias or variable declared twice is a mistake of the plugin's author.
+ */
+export function optionTable(plugins: ReadonlyArray<{ name: string; options?: Record<string, OptionSpec> }>): Map<string, DeclaredOption> {
+  const table = new Map<string, DeclaredOption>()
+  const claimed = new Map<string, string>()
+  const claim = (what: string, owner: string) => {
+    const earlier = claimed.get(what)
+    if (earlier !== undefined) throw new Error(`${what} is declared by both ${earlier} and ${owner}`)
+    claimed.set(what, owner)
   }
-  return out as ResolvedOptions
+  const add = (key: string, spec: OptionSpec, plugin?: string) => {
+    const owner = plugin ? `plugin ${plugin}` : 'the kernel'
+    if (key === 'plugins' || key === 'config') throw new Error(`option ${key} of ${owner}: the name is reserved`)
+    claim(`option ${key}`, owner)
+    if (spec.alias) claim(`flag -${spec.alias}`, owner)
+    if (spec.env) claim(`variable ${spec.env}`, owner)
+    table.set(key, { ...spec, key, ...(plugin ? { plugin } : {}) })
+  }
+  for (const [key, spec] of Object.entries(kernelOptions)) add(key, spec)
+  for (const plugin of plugins) for (const [key, spec] of Object.entries(plugin.options ?? {})) add(key, spec, plugin.name)
+  return table
+}
+
+export function optionDefaults(table: Map<string, DeclaredOption>): Record<string, unknown> {
+  const out: Record<string, unknown> = {}
+  for (const [key, spec] of table) out[key] = Array.isArray(spec.default) ? [...spec.default] : spec.default
+  return out
 }

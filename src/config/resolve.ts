@@ -1,17 +1,26 @@
 import { accessSync, constants } from 'node:fs'
 import { resolve } from 'node:path'
 import { DURATION_FORMAT, parseDuration } from './duration.js'
-import { flagName, optionDefaults, options, type OptionKey, type OptionSpec, type ResolvedOptions } from './options.js'
 import type { SvcPlugin } from '../plugin.js'
+import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec, type ResolvedOptions } from './options.js'
 
-/** What a config file, `new Svc(options)` or `defineConfig` accepts. */
-export type SvcOptions = Partial<ResolvedOptions> & {
-  /** User plugins, set up after the built-ins with the same context. */
+/**
+ * What a config file, `new Svc(options)` or `defineConfig` accepts: every
+ * option, keyed by its flag in camelCase, plus `plugins`. Plugins add theirs
+ * by augmentation: `declare module 'svc' { interface SvcOptions { myOption?: string } }`
+ * (`extends Partial<OptionValues<typeof options>>` derives it from the table).
+ */
+export interface SvcOptions extends Partial<ResolvedOptions> {
+  /** User plugins, set up after the built-ins with the same context; one named as a built-in replaces it. */
   plugins?: SvcPlugin[]
 }
 
-/** The resolved configuration every plugin receives. */
-export type SvcConfig = ResolvedOptions & { plugins: SvcPlugin[] }
+/** The resolved configuration every plugin receives: every option with its value. */
+export type SvcConfig = { [K in Exclude<keyof SvcOptions, 'plugins'>]-?: Exclude<SvcOptions[K], undefined> } & {
+  plugins: SvcPlugin[]
+  /** The table of every option (the kernel's and each known plugin's), in order. */
+  readonly optionTable: ReadonlyMap<string, DeclaredOption>
+}
 
 /** Start-up stops on these: one readable line per problem, exit code 2. */
 export class ConfigError extends Error {
@@ -33,8 +42,7 @@ const FALSE = new Set(['false', '0', 'no', 'off'])
  * One value from one source, to its option's type. Strings come from flags
  * and the environment; config files and `new Svc()` give typed values.
  */
-export function coerceOption(key: OptionKey, raw: unknown, source: string): { value: unknown } | { problem: string } {
-  const spec: OptionSpec = options[key]
+export function coerceOption(spec: OptionSpec, raw: unknown, source: string): { value: unknown } | { problem: string } {
   const bad = (expected: string) => ({ problem: `${source}: ${JSON.stringify(raw)} is not ${expected}` })
   switch (spec.type) {
     case 'port':
@@ -76,7 +84,8 @@ export function coerceOption(key: OptionKey, raw: unknown, source: string): { va
       return { value }
     }
     case 'string':
-    case 'file': {
+    case 'file':
+    case 'dir': {
       if (typeof raw !== 'string') return bad('a string')
       return { value: raw }
     }
@@ -85,80 +94,96 @@ export function coerceOption(key: OptionKey, raw: unknown, source: string): { va
 
 /** A layer of raw values with the label each problem should name. */
 export interface ConfigLayer {
-  values: Record<string, unknown>
-  label: (key: OptionKey) => string
+  /** Values by option key, or a reader of the table (the environment: its variables depend on the plugins). */
+  values: Record<string, unknown> | ((table: ReadonlyMap<string, DeclaredOption>) => Record<string, unknown>)
+  label: (key: string, table: ReadonlyMap<string, DeclaredOption>) => string
 }
 
 export const layers = {
   file: (values: Record<string, unknown>, file = 'config'): ConfigLayer => ({ values, label: (key) => `${key} in ${file}` }),
-  env: (env: NodeJS.ProcessEnv): ConfigLayer => {
-    const values: Record<string, unknown> = {}
-    for (const [key, spec] of Object.entries(options) as Array<[OptionKey, OptionSpec]>) {
-      if (spec.env && env[spec.env] !== undefined) values[key] = env[spec.env]
-    }
-    return { values, label: (key) => (options[key] as OptionSpec).env! }
-  },
+  env: (env: NodeJS.ProcessEnv): ConfigLayer => ({
+    values: (table) => {
+      const values: Record<string, unknown> = {}
+      for (const [key, spec] of table) if (spec.env && env[spec.env] !== undefined) values[key] = env[spec.env]
+      return values
+    },
+    label: (key, table) => table.get(key)?.env ?? key,
+  }),
   flags: (values: Record<string, unknown>): ConfigLayer => ({ values, label: (key) => flagName(key) }),
 }
 
 /**
  * Merges layers from lowest to highest precedence over the defaults and
- * checks every value; throws a ConfigError listing every problem at once.
+ * checks every value, then each plugin's cross-checks; throws a ConfigError
+ * listing every problem at once. `known` is every plugin whose options are
+ * accepted (the built-ins and `plugins`); `plugins` the user's.
  */
-export function resolveConfig(stack: ConfigLayer[], plugins: SvcPlugin[] = [], cwd = process.cwd()): SvcConfig {
-  const config: Record<string, unknown> = optionDefaults()
+export function resolveConfig(stack: ConfigLayer[], plugins: SvcPlugin[], known: SvcPlugin[], cwd = process.cwd()): SvcConfig {
+  let table: Map<string, DeclaredOption>
+  try {
+    table = optionTable(known)
+  } catch (error) {
+    throw new ConfigError([(error as Error).message])
+  }
+  const config = optionDefaults(table)
   const problems: string[] = []
   for (const layer of stack) {
-    for (const [key, raw] of Object.entries(layer.values)) {
+    const values = typeof layer.values === 'function' ? layer.values(table) : layer.values
+    for (const [key, raw] of Object.entries(values)) {
       if (raw === undefined || key === 'plugins') continue
-      if (!(key in options)) {
-        problems.push(`${layer.label(key as OptionKey)}: unknown option "${key}"`)
+      const spec = table.get(key)
+      if (!spec) {
+        problems.push(`${layer.label(key, table)}: unknown option "${key}"`)
         continue
       }
-      const result = coerceOption(key as OptionKey, raw, layer.label(key as OptionKey))
+      const result = coerceOption(spec, raw, layer.label(key, table))
       if ('problem' in result) problems.push(result.problem)
       else config[key] = result.value
     }
   }
-  const resolved = config as ResolvedOptions
-  resolved.basePathname = normalizeBasePathname(resolved.basePathname)
-  if (resolved.mailDirectory) resolved.mailDirectory = resolve(cwd, resolved.mailDirectory)
-  for (const [key, spec] of Object.entries(options) as Array<[OptionKey, OptionSpec]>) {
-    const value = resolved[key]
-    if (spec.type === 'file' && typeof value === 'string' && value) {
+  config.basePathname = normalizeBasePathname(config.basePathname as string)
+  for (const [key, spec] of table) {
+    const value = config[key]
+    if (typeof value !== 'string' || !value) continue
+    if (spec.type === 'dir') config[key] = resolve(cwd, value)
+    if (spec.type === 'file') {
       const path = resolve(cwd, value)
       try {
         accessSync(path, constants.R_OK)
-        ;(resolved as Record<string, unknown>)[key] = path
+        config[key] = path
       } catch {
         problems.push(`${flagName(key)}: cannot read file ${value}`)
       }
     }
   }
-  problems.push(...crossCheck(resolved))
+  // Not enumerable: a resolved config spread into `new Svc()` is options again.
+  const resolved = Object.defineProperty({ ...config, plugins }, 'optionTable', { value: table, enumerable: false }) as SvcConfig
+  const off = new Set(resolved.disablePlugins)
+  problems.push(...kernelChecks(resolved))
+  for (const plugin of known) if (!off.has(plugin.name)) problems.push(...(plugin.check?.(resolved) ?? []))
   if (problems.length > 0) throw new ConfigError(problems)
-  return { ...resolved, plugins }
+  return resolved
 }
 
-/** Options that only make sense together. */
-function crossCheck(config: ResolvedOptions): string[] {
-  const problems: string[] = []
-  const pair = (a: OptionKey, b: OptionKey) => {
-    if (Boolean(config[a]) !== Boolean(config[b])) {
-      const [given, missing] = config[a] ? [a, b] : [b, a]
-      problems.push(`${flagName(given)} needs ${flagName(missing)}`)
-    }
-  }
-  pair('incomingUser', 'incomingPass')
-  pair('incomingCert', 'incomingKey')
-  pair('webUser', 'webPass')
-  pair('httpsKey', 'httpsCert')
-  pair('outgoingUser', 'outgoingPass')
+/**
+ * `--a needs --b` when exactly one of two options that only work together
+ * is set; none when both or neither are. For plugins' `check`s too.
+ */
+export function needTogether(config: Record<string, unknown>, a: string, b: string): string[] {
+  if (Boolean(config[a]) === Boolean(config[b])) return []
+  const [given, missing] = config[a] ? [a, b] : [b, a]
+  return [`${flagName(given)} needs ${flagName(missing)}`]
+}
+
+/** The kernel's options that only make sense together. */
+function kernelChecks(config: SvcConfig): string[] {
+  const problems = [
+    ...needTogether(config, 'incomingUser', 'incomingPass'),
+    ...needTogether(config, 'incomingCert', 'incomingKey'),
+    ...needTogether(config, 'httpsKey', 'httpsCert'),
+  ]
   if (config.incomingSecure && !config.incomingCert) problems.push('--incoming-secure needs --incoming-cert and --incoming-key')
   if (config.https && !config.httpsKey) problems.push('--https needs --https-key and --https-cert')
-  if (config.autoRelay && !config.outgoingHost) problems.push('--auto-relay needs --outgoing-host')
-  // The rules govern relays by hand too, so they need an outgoing server, not --auto-relay.
-  if (config.autoRelayRules && !config.outgoingHost) problems.push('--auto-relay-rules needs --outgoing-host')
   if (config.webRequestTimeout && config.webHeadersTimeout > config.webRequestTimeout) {
     problems.push('--web-headers-timeout cannot be longer than --web-request-timeout')
   }

@@ -1,12 +1,13 @@
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { packageRoot } from '../paths.js'
+import type { IncomingMail } from '../storage/driver.js'
 import type { Email } from '../types.js'
-import type { ParseInput } from './parse.js'
-import { prepareMail, type PreparedMail } from './prepare.js'
+import { parseEmail, type ParseInput } from './parse.js'
+import { loadPreparer } from './preparer.js'
 import type { ParseTask } from './worker.js'
 
 /**
@@ -22,13 +23,10 @@ const IDLE_WORKER_MS = 10_000
 /** Parser garbage dies young; a small young generation keeps each worker's memory small at no measurable cost. */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 
-type Reply = { seq: number; raw: Uint8Array<ArrayBuffer> } & (
-  | { error: string }
-  | { email: Email; search: string; filter: string; packed: string; rawPacked: boolean; error?: undefined }
-)
+type Reply = { seq: number; raw: Uint8Array<ArrayBuffer> } & ({ error: string } | { email: Email; prepared?: unknown; error?: undefined })
 
 interface Pending {
-  resolve: (mail: PreparedMail) => void
+  resolve: (mail: IncomingMail) => void
   reject: (error: Error) => void
 }
 
@@ -73,10 +71,7 @@ function spawn(): PoolWorker {
     }
     const raw = Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength)
     if (reply.error !== undefined) task.reject(new Error(reply.error))
-    else {
-      const { email, search, filter, packed, rawPacked } = reply
-      task.resolve({ email, raw, search, filter, packed, rawPacked })
-    }
+    else task.resolve({ email: reply.email, raw, prepared: reply.prepared })
   })
   const fail = (error: Error) => {
     // A crashed worker (out of memory on a huge message) fails its own tasks only; the next parse starts a fresh one.
@@ -104,6 +99,24 @@ function pick(): PoolWorker {
   return fresh
 }
 
+/**
+ * A storage driver's `prepare` module as the workers can import it: compiled
+ * JavaScript, so under the tests (TypeScript sources) the build's copy.
+ * Undefined when there is none: the driver then does that work itself.
+ */
+const preparerFile = (() => {
+  const known = new Map<string, string | undefined>()
+  return (module: string): string | undefined => {
+    if (known.has(module)) return known.get(module)
+    const file = module.startsWith('file:') ? fileURLToPath(module) : module
+    const inPackage = relative(packageRoot, file)
+    const built = inPackage.startsWith('..') ? undefined : join(packageRoot, 'dist', inPackage).replace(/\.ts$/, '.js')
+    const found = [file, built].find((candidate) => candidate !== undefined && /\.m?js$/.test(candidate) && existsSync(candidate))
+    known.set(module, found)
+    return found
+  }
+})()
+
 /** `raw` as a view that owns its whole ArrayBuffer, so it can be transferred; pooled or shared memory is copied. */
 function transferable(raw: Buffer): Uint8Array<ArrayBuffer> {
   const { buffer } = raw
@@ -111,27 +124,37 @@ function transferable(raw: Buffer): Uint8Array<ArrayBuffer> {
   return new Uint8Array(raw)
 }
 
+export interface ParseMailInput extends ParseInput {
+  /** The storage driver's `prepare` module (StorageDriver.prepare), run beside the parse on a worker. */
+  prepare?: string
+}
+
 /**
- * Parses and packs a message: on this thread unless it is parsing another
- * one already, then on a worker thread. `input.raw` may move to the worker
- * (it is empty afterwards): use the returned `raw`.
+ * Parses a message into the Email record and runs the driver's `prepare`:
+ * on this thread unless it is parsing another one already, then on a
+ * worker thread. `input.raw` may move to the worker (it is empty
+ * afterwards): use the returned `raw`.
  */
-export async function parseMail(input: ParseInput): Promise<PreparedMail> {
+export async function parseMail(input: ParseMailInput): Promise<IncomingMail> {
   if (parsingHere && workerFile) return parseOnWorker(input)
   parsingHere = true
   try {
-    return await prepareMail(input)
+    const email = await parseEmail(input)
+    // The driver's work too, while this thread counts as busy: the next message goes to a worker meanwhile.
+    const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
+    return { email, raw: input.raw, prepared: prepare && (await loadPreparer(prepare))(email, input.raw) }
   } finally {
     parsingHere = false
   }
 }
 
-function parseOnWorker(input: ParseInput): Promise<PreparedMail> {
+function parseOnWorker(input: ParseMailInput): Promise<IncomingMail> {
   const entry = pick()
   const { worker, pending } = entry
   const seq = nextSeq++
   const raw = transferable(input.raw)
-  const task: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime() }
+  const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
+  const task: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare }
   return new Promise((resolve, reject) => {
     if (pending.size === 0) {
       clearTimeout(entry.idle)

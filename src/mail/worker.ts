@@ -1,6 +1,7 @@
 import { parentPort } from 'node:worker_threads'
-import type { Envelope } from '../types.js'
-import { prepareMail } from './prepare.js'
+import type { Email, Envelope } from '../types.js'
+import { parseEmail } from './parse.js'
+import { loadPreparer } from './preparer.js'
 
 /** One message to parse, as the pool posts it: the raw bytes are transferred, not copied. */
 export interface ParseTask {
@@ -9,20 +10,23 @@ export interface ParseTask {
   envelope: Envelope
   id?: string
   time?: number
+  /** A storage driver's `prepare` module to run on the parsed email (StorageDriver.prepare). */
+  prepare?: string
 }
 
 // mailparser creates Errors it never throws (ending streams twice); capturing
 // their stacks was a tenth of a parse. Messages are all the pool passes on.
 Error.stackTraceLimit = 0
 
-parentPort!.on('message', ({ seq, raw, envelope, id, time }: ParseTask) => {
+async function run({ raw, envelope, id, time, prepare }: ParseTask): Promise<{ email: Email; prepared?: unknown }> {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
-  prepareMail({ raw: bytes, envelope, id, time: time === undefined ? undefined : new Date(time) }).then(
-    ({ email, search, filter, packed, rawPacked }) => {
-      parentPort!.postMessage({ seq, email, search, filter, packed, rawPacked, raw }, [raw.buffer])
-    },
-    (error: Error) => {
-      parentPort!.postMessage({ seq, error: error.message, raw }, [raw.buffer])
-    },
+  const email = await parseEmail({ raw: bytes, envelope, id, time: time === undefined ? undefined : new Date(time) })
+  return { email, prepared: prepare === undefined ? undefined : (await loadPreparer(prepare))(email, bytes) }
+}
+
+parentPort!.on('message', (task: ParseTask) => {
+  run(task).then(
+    ({ email, prepared }) => parentPort!.postMessage({ seq: task.seq, email, prepared, raw: task.raw }, [task.raw.buffer]),
+    (error: Error) => parentPort!.postMessage({ seq: task.seq, error: error.message, raw: task.raw }, [task.raw.buffer]),
   )
 })

@@ -1,10 +1,9 @@
 /**
  * The matcher of the search syntax: one compiled predicate per query, run
  * over what a store keeps of each message. It never needs the body: plain
- * words read the precomputed lower-case search text (and its trigram filter
- * first, when the store keeps one).
+ * words read the precomputed lower-case search text (after the store's own
+ * prefilter, when it has one).
  */
-import { mayContain, needleBits } from '../mail/filter.js'
 import { toSearchText, toSummary } from '../mail/format.js'
 import type { Address, Email, EmailSummary, Envelope } from '../types.js'
 import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from './parse.js'
@@ -22,11 +21,18 @@ export interface SearchTarget {
   filenames: readonly string[]
   /** Lower-case subject, participants and body, as `toSearchText` builds it. */
   search: string
-  /** Trigram filter of `search` (mail/filter.ts); when present, plain words test it before scanning. */
-  filter?: string
 }
 
-export type SearchMatcher = (target: SearchTarget) => boolean
+export type SearchMatcher<T extends SearchTarget = SearchTarget> = (target: T) => boolean
+
+export interface CompileSearchOptions<T extends SearchTarget> {
+  /**
+   * A store's cheap test for a plain word (e.g. an index of its trigrams),
+   * run before `search` is scanned: false means the word cannot be there.
+   * Called once per word when the query is compiled.
+   */
+  prefilter?: (word: string) => (target: T) => boolean
+}
 
 /** The target of a parsed email, for matching one message (a new arrival) outside a store. */
 export function searchTarget(email: Email): SearchTarget {
@@ -60,12 +66,13 @@ function fieldMatcher(field: SearchField, value: string): SearchMatcher {
 }
 
 /** The predicate of one term, ignoring negation. */
-function termMatcher(term: SearchTerm): SearchMatcher {
+function termMatcher<T extends SearchTarget>(term: SearchTerm, { prefilter }: CompileSearchOptions<T>): SearchMatcher<T> {
   switch (term.kind) {
     case 'text': {
       const { value } = term
-      const bits = needleBits(value)
-      return (target) => (target.filter === undefined || mayContain(target.filter, bits)) && target.search.includes(value)
+      if (!prefilter) return (target) => target.search.includes(value)
+      const mayContain = prefilter(value)
+      return (target) => mayContain(target) && target.search.includes(value)
     }
     case 'field':
       return fieldMatcher(term.field, term.value)
@@ -88,13 +95,13 @@ function termMatcher(term: SearchTerm): SearchMatcher {
 const COST: Record<SearchTerm['kind'], number> = { read: 0, attachment: 0, received: 0, size: 0, text: 1, field: 2 }
 
 /** One predicate for the whole query: every term must match (a negated one must not). No terms match everything. */
-export function compileSearch(query: SearchQuery | string): SearchMatcher {
+export function compileSearch<T extends SearchTarget = SearchTarget>(query: SearchQuery | string, options: CompileSearchOptions<T> = {}): SearchMatcher<T> {
   const { terms } = typeof query === 'string' ? parseSearch(query) : query
   const checks = [...terms]
     .sort((a, b) => COST[a.kind] - COST[b.kind])
     .map((term) => {
-      const matches = termMatcher(term)
-      return term.negated ? (target: SearchTarget) => !matches(target) : matches
+      const matches = termMatcher(term, options)
+      return term.negated ? (target: T) => !matches(target) : matches
     })
   if (checks.length === 0) return () => true
   if (checks.length === 1) return checks[0]!

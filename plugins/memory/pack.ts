@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import type { Email } from '../types.js'
+import type { Email } from 'svc/kit'
 
 /** The parts of an Email that listings and search never read: kept packed, unpacked on demand. */
 export type EmailBody = Pick<Email, 'cc' | 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments'>

@@ -1,0 +1,247 @@
+import {
+  compileSearch,
+  defineStorageDriver,
+  parseSearch,
+  SUMMARY_LIMIT_DEFAULT,
+  SUMMARY_LIMIT_MAX,
+  toSummary,
+  type Address,
+  type Email,
+  type EmailSummary,
+  type SearchTarget,
+  type SortOrder,
+  type StorageDriver,
+} from 'svc/kit'
+import { mayContain, needleBits } from './filter.js'
+import { unpackBody } from './pack.js'
+import { prepare, type PackedMail } from './prepare.js'
+
+/**
+ * What the driver keeps of one message: what listings and search read (the
+ * search target), the rest packed. `search` is also the dictionary `packed`
+ * was deflated against.
+ */
+interface Entry extends SearchTarget {
+  envelope: Email['envelope']
+  /** Trigram filter of `search`, checked before it is scanned. */
+  filter: string
+  /** Body fields and raw source, see pack.ts. */
+  packed: string
+  /** The raw source when it was too large to pack. */
+  raw?: Buffer
+  removed: boolean
+}
+
+/** Shared by the many messages without Cc or attachments. */
+const NONE: readonly never[] = Object.freeze([])
+const orNone = <T>(list: readonly T[]): readonly T[] => (list.length > 0 ? list : NONE)
+
+/** Plain words of a search test the trigram filter before the text is scanned. */
+const trigramPrefilter = (word: string) => {
+  const bits = needleBits(word)
+  return (entry: Entry) => mayContain(entry.filter, bits)
+}
+
+/** Emails last read in full: reading the same message again (the inbox, a test polling) skips the unpacking. */
+const RECENT_EMAILS = 16
+
+const isPackedMail = (value: unknown): value is PackedMail =>
+  typeof value === 'object' && value !== null && typeof (value as PackedMail).packed === 'string'
+
+/** Where `entry` goes in `list` (ordered by `at`): after every entry received at or before it. */
+function insertionPoint(list: Entry[], at: number): number {
+  let low = 0
+  let high = list.length
+  while (low < high) {
+    const middle = (low + high) >>> 1
+    if (list[middle]!.at <= at) low = middle + 1
+    else high = middle
+  }
+  return low
+}
+
+/**
+ * `memory`: the inbox in this process, insertion-ordered, O(1) by id, counts
+ * kept as mail comes and goes. Listings read summaries only; bodies and raw
+ * sources are kept packed (deflated against the search text) and unpacked
+ * only when one message is asked for. Its memory grows with the inbox.
+ */
+export const memoryDriver = defineStorageDriver((): StorageDriver => {
+  const byId = new Map<string, Entry>()
+  /** Arrival order, with removed entries left as tombstones until compacted. */
+  let arrival: Entry[] = []
+  let tombstones = 0
+  let unread = 0
+  /** False once something arrived with an earlier time than its predecessor (restored or reloaded mail). */
+  let inTimeOrder = true
+  /** Entries by time of receipt, kept once mail stopped arriving in time order. */
+  let sorted: Entry[] | undefined
+  const recentEmails = new Map<string, Email>()
+
+  const compact = () => {
+    if (tombstones === 0) return
+    arrival = arrival.filter((entry) => !entry.removed)
+    if (sorted) sorted = sorted.filter((entry) => !entry.removed)
+    tombstones = 0
+  }
+
+  /** Oldest first by time of receipt; the arrival list itself while mail came in time order. */
+  const timeOrdered = (): Entry[] => {
+    if (inTimeOrder) return arrival
+    if (!sorted) {
+      compact()
+      sorted = [...arrival].sort((a, b) => a.at - b.at)
+    }
+    return sorted
+  }
+
+  /** Live entries in arrival order, or newest or oldest first by time of receipt, without copying the list. */
+  function* walk(order?: SortOrder): Generator<Entry> {
+    const list = order ? timeOrdered() : arrival
+    if (order === 'desc') {
+      for (let i = list.length - 1; i >= 0; i--) if (!list[i]!.removed) yield list[i]!
+    } else {
+      for (const entry of list) if (!entry.removed) yield entry
+    }
+  }
+
+  /** The full record, rebuilt from the summary and the packed body, fields in the order parseEmail gives them. */
+  const unpack = (entry: Entry): Email => {
+    const { body } = unpackBody(entry.packed, entry.search)
+    const { id, time, read, subject, from, to, size, sizeHuman } = entry.summary
+    const { cc, date, text, html, headers, priority, attachments } = body
+    return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope: entry.envelope, size, sizeHuman }
+  }
+
+  /** A copy of the full record, so that no caller's change reaches the driver's own. */
+  const fullRecord = (entry: Entry): Email => {
+    const id = entry.summary.id
+    let email = recentEmails.get(id)
+    if (email) recentEmails.delete(id)
+    else email = unpack(entry)
+    recentEmails.set(id, email)
+    if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
+    return { ...email, read: entry.summary.read }
+  }
+
+  const setRead = (entry: Entry): boolean => {
+    if (entry.summary.read) return false
+    entry.summary.read = true
+    unread--
+    return true
+  }
+
+  return {
+    name: 'memory',
+    prepare: new URL('./prepare.js', import.meta.url).href,
+    async add({ email, raw, prepared }) {
+      if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
+      const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
+      const at = Date.parse(email.time) || 0
+      const entry: Entry = {
+        summary: toSummary(email),
+        at,
+        cc: orNone<Address>(email.cc),
+        envelope: email.envelope,
+        filenames: orNone(email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName)),
+        search,
+        filter,
+        packed,
+        removed: false,
+      }
+      if (!rawPacked) entry.raw = raw
+      const last = arrival.at(-1)
+      if (inTimeOrder && last && at < last.at) inTimeOrder = false
+      else if (sorted) sorted.splice(insertionPoint(sorted, at), 0, entry)
+      byId.set(email.id, entry)
+      arrival.push(entry)
+      if (!email.read) unread++
+    },
+    has: async (id) => byId.has(id),
+    summary: async (id) => {
+      const summary = byId.get(id)?.summary
+      return summary && { ...summary }
+    },
+    async get(id) {
+      const entry = byId.get(id)
+      return entry && fullRecord(entry)
+    },
+    async raw(id) {
+      const entry = byId.get(id)
+      if (!entry) return undefined
+      return entry.raw ?? unpackBody(entry.packed, entry.search).raw
+    },
+    async markRead(id) {
+      const entry = byId.get(id)
+      return entry ? setRead(entry) : false
+    },
+    async markAllRead() {
+      const changed: string[] = []
+      if (unread === 0) return changed
+      for (const entry of byId.values()) if (setRead(entry)) changed.push(entry.summary.id)
+      return changed
+    },
+    async remove(id) {
+      const entry = byId.get(id)
+      if (!entry) return false
+      byId.delete(id)
+      recentEmails.delete(id)
+      entry.removed = true
+      tombstones++
+      if (!entry.summary.read) unread--
+      if (byId.size === 0) {
+        // Empty again: whatever comes next starts a fresh, in-order list.
+        arrival = []
+        tombstones = 0
+        sorted = undefined
+        inTimeOrder = true
+      } else if (tombstones > 1024 && tombstones > byId.size) {
+        // Keep the tombstones from outgrowing the live list.
+        compact()
+      }
+      return true
+    },
+    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }) {
+      const query = typeof search === 'string' ? parseSearch(search) : search
+      const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
+      const items: EmailSummary[] = []
+      let total: number
+      if (query.terms.length === 0 && !unreadOnly) {
+        // No filter: the page is a slice, and the total is known.
+        total = byId.size
+        let index = 0
+        for (const entry of walk(sort)) {
+          if (index++ < skip) continue
+          if (items.length >= clamped) break
+          items.push(entry.summary)
+        }
+      } else {
+        total = 0
+        const matches = compileSearch<Entry>(query, { prefilter: trigramPrefilter })
+        for (const entry of walk(sort)) {
+          if (unreadOnly && entry.summary.read) continue
+          if (!matches(entry)) continue
+          if (total >= skip && items.length < clamped) items.push(entry.summary)
+          total++
+        }
+      }
+      // Copies: a page may be held (serialized later, sent to sockets) while the read state changes.
+      return { items: items.map((summary) => ({ ...summary })), total, storeTotal: byId.size, unread, skip, limit: clamped }
+    },
+    counts: async () => ({ total: byId.size, unread }),
+    async oldest(count) {
+      const ids: string[] = []
+      if (count <= 0) return ids
+      for (const entry of walk('asc')) {
+        ids.push(entry.summary.id)
+        if (ids.length >= count) break
+      }
+      return ids
+    },
+    async *emails(order) {
+      // A snapshot of the list: removals while the caller reads are skipped, arrivals not seen.
+      const entries = [...walk(order)]
+      for (const entry of entries) if (!entry.removed) yield fullRecord(entry)
+    },
+  }
+})

@@ -1,0 +1,37 @@
+/**
+ * `svc/kit`: what a plugin or a storage driver is written with, built-ins
+ * and users' alike. It never loads the server itself, so a plugin that
+ * svc loads can import it without a cycle.
+ */
+export { definePlugin, type SvcContext, type SvcPlugin, type SvcServices, type Teardown } from './plugin.js'
+export { ConfigError, needTogether, type SvcConfig, type SvcOptions } from './config/resolve.js'
+export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type OptionType, type OptionValues } from './config/options.js'
+export { unknownFlags } from './cli/args.js'
+export { DURATION_FORMAT, parseDuration } from './config/duration.js'
+export type { MailArrival, MailOrigin, ServerInfo, SvcHookable, SvcHooks } from './hooks.js'
+export type { GuardRejection, HttpShell, RequestGuard } from './http.js'
+export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
+export {
+  defineStorageDriver,
+  storageScheme,
+  SUMMARY_LIMIT_DEFAULT,
+  SUMMARY_LIMIT_MAX,
+  type AttachmentContent,
+  type InboxCounts,
+  type IncomingMail,
+  type PageQuery,
+  type SortOrder,
+  type StorageChange,
+  type StorageDriver,
+  type StorageDriverFactory,
+  type StorageDriverOptions,
+} from './storage/driver.js'
+export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './storage/store.js'
+export { createId, notAMessage, parseEmail, readAttachment, type ParseInput } from './mail/parse.js'
+export { parseMail, type ParseMailInput } from './mail/pool.js'
+export { formatSize, toSearchText, toSummary } from './mail/format.js'
+export { extractLinks, type MailLink } from './mail/links.js'
+export { parseSearch, formatSearch, parseSearchDate, parseSearchSize, type SearchField, type SearchQuery, type SearchTerm } from './search/parse.js'
+export { compileSearch, matchesSearch, searchTarget, type CompileSearchOptions, type SearchMatcher, type SearchTarget } from './search/match.js'
+export { packageRoot, packageVersion } from './paths.js'
+export type { Address, Attachment, BulkDeleteResult, Email, EmailSummary, Envelope, SummaryPage } from './types.js'

@@ -1,0 +1,129 @@
+import type { SearchQuery } from '../search/parse.js'
+import type { Email, EmailSummary, SummaryPage } from '../types.js'
+
+export type SortOrder = 'asc' | 'desc'
+
+/** One bounded page of summaries, as `GET /api/email/summary` asks for it. */
+export interface PageQuery {
+  /** Matching messages skipped; default 0. */
+  skip?: number
+  /** Page size; default SUMMARY_LIMIT_DEFAULT, at most SUMMARY_LIMIT_MAX. */
+  limit?: number
+  /** The search syntax (docs/search.md), as typed or parsed already; `compileSearch` gives its meaning. */
+  search?: string | SearchQuery
+  /** By time of receipt; default `desc`, newest first. */
+  sort?: SortOrder
+  /** Only unread messages. */
+  unreadOnly?: boolean
+}
+
+export const SUMMARY_LIMIT_DEFAULT = 50
+export const SUMMARY_LIMIT_MAX = 200
+
+/** A message as the kernel hands it to a driver: the parsed record and the bytes as received. */
+export interface IncomingMail {
+  email: Email
+  raw: Buffer
+  /**
+   * What the driver's `prepare` module made of this message on a parser
+   * thread (see StorageDriver.prepare), from its content only: `time` and
+   * `envelope` may be set on `email` afterwards. Absent when the message did
+   * not come through a parser thread: the driver then does that work itself.
+   */
+  prepared?: unknown
+}
+
+/** An attachment's bytes and type. */
+export interface AttachmentContent {
+  contentType: string
+  content: Buffer
+}
+
+/** Counts of the whole inbox, whatever a page's search. */
+export interface InboxCounts {
+  total: number
+  unread: number
+}
+
+/**
+ * A change another process made to a shared inbox (another instance on the
+ * same database), so that this one can tell its own listeners. Changes made
+ * through this driver object are never reported back to it.
+ */
+export type StorageChange =
+  | { type: 'added'; id: string }
+  | { type: 'read'; ids: string[] }
+  | { type: 'removed'; id: string }
+
+/**
+ * The store contract: where svc keeps mail. Every call is async, so a driver
+ * may be a database as well as a Map. Ids are the kernel's (`createId`),
+ * unique within an inbox. A driver serves one inbox, the one named in its
+ * options: several inboxes are several drivers (e.g. over one pool of
+ * connections), and a shared schema must key its rows by inbox.
+ */
+export interface StorageDriver {
+  /** For logs and errors, e.g. `memory`, `postgres`. */
+  readonly name: string
+  /**
+   * A module that runs on the parser threads beside mailparser: its export
+   * `prepare(email: Email, raw: Buffer)` returns a structured-clonable value
+   * handed to `add` as `prepared` (the memory driver packs the message there,
+   * off the main thread). A file URL or path of compiled JavaScript.
+   */
+  readonly prepare?: string
+  /** Connects, creates or upgrades its schema; start-up fails when it throws. */
+  init?(): Promise<void>
+  /** Stores a new message; rejects when its id is stored already. Resolved = durable as far as the driver promises. */
+  add(mail: IncomingMail): Promise<void>
+  has(id: string): Promise<boolean>
+  summary(id: string): Promise<EmailSummary | undefined>
+  /** The full record, with `read` as it is now. */
+  get(id: string): Promise<Email | undefined>
+  /** The bytes as received. */
+  raw(id: string): Promise<Buffer | undefined>
+  /**
+   * One attachment by `generatedFileName` or `filename`, when the driver can
+   * answer without the raw source; without it the kernel parses the raw source.
+   */
+  attachment?(id: string, filename: string): Promise<AttachmentContent | undefined>
+  /** True when it was unread and now is read; false for an unknown or read id. */
+  markRead(id: string): Promise<boolean>
+  /** Marks every message read; resolves the ids that changed. */
+  markAllRead(): Promise<string[]>
+  /** True when it existed. */
+  remove(id: string): Promise<boolean>
+  /** The page, with `total` (matching), `storeTotal` and `unread` answered by the driver. */
+  page(query: PageQuery): Promise<SummaryPage>
+  counts(): Promise<InboxCounts>
+  /** Ids of the `count` oldest messages by time of receipt, oldest first (eviction, retention). */
+  oldest(count: number): Promise<string[]>
+  /** Every message in full, read lazily: by time of receipt when `order` is given (`asc` oldest first), else in the order they were added. */
+  emails(order?: SortOrder): AsyncIterable<Email>
+  /** Reports changes made by other processes; resolves or returns a function that stops the reports. */
+  watch?(listener: (change: StorageChange) => void): () => void
+  /** Closes connections, frees memory; the driver is not used afterwards. */
+  dispose?(): Promise<void>
+}
+
+/** What a driver factory is given. */
+export interface StorageDriverOptions {
+  /** The `storage` option as given, e.g. `memory` or `postgres://user@host/db`. */
+  url: string
+  /** The inbox this driver serves. svc 3.1 has one, `default`. */
+  inbox: string
+}
+
+/** A driver factory: a plain function returning a flat object, as unstorage's drivers are. */
+export type StorageDriverFactory = (options: StorageDriverOptions) => StorageDriver
+
+/** Typed helper for storage drivers. */
+export function defineStorageDriver(factory: StorageDriverFactory): StorageDriverFactory {
+  return factory
+}
+
+/** The URL scheme a `storage` value selects: `memory`, `postgres`, ... */
+export function storageScheme(url: string): string {
+  const colon = url.indexOf(':')
+  return (colon < 0 ? url : url.slice(0, colon)).toLowerCase()
+}

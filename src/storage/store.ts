@@ -1,0 +1,135 @@
+import type { SvcHookable } from '../hooks.js'
+import { readAttachment } from '../mail/parse.js'
+import type { Attachment, Email, EmailSummary, SummaryPage } from '../types.js'
+import type { AttachmentContent, InboxCounts, IncomingMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
+
+/** Thrown for an id (or attachment) that is not stored; its message is for people. */
+export class MailNotFoundError extends Error {
+  override name = 'MailNotFoundError'
+  constructor(message: string) {
+    super(message)
+  }
+}
+
+/** The one wording of an unknown id, whichever interface reports it. */
+export const noEmailWithId = (id: string): MailNotFoundError => new MailNotFoundError(`No email with id ${id}`)
+
+/** An attachment found by name: its entry in the email's list, its type and its bytes. */
+export interface FoundAttachment extends AttachmentContent {
+  attachment: Attachment
+}
+
+/**
+ * What plugins and the programmatic interface use: the storage driver's
+ * calls, plus the hooks every change fires. Reads pass through; every
+ * change goes through here, so `mail:read` and `mail:deleted` fire whatever
+ * the route, tool or plugin that caused them.
+ */
+export interface MailStore {
+  /** The driver underneath, for what only it knows (its name, its own extras). */
+  readonly driver: StorageDriver
+  add(mail: IncomingMail): Promise<void>
+  has(id: string): Promise<boolean>
+  summary(id: string): Promise<EmailSummary | undefined>
+  get(id: string): Promise<Email | undefined>
+  /** `get`, throwing MailNotFoundError for an unknown id. */
+  require(id: string): Promise<Email>
+  /** The full email, marked read (`mail:read` when it was unread), as `GET /api/email/:id` and `svc_get_email` read it. */
+  read(id: string): Promise<Email | undefined>
+  raw(id: string): Promise<Buffer | undefined>
+  /**
+   * An attachment by `generatedFileName` or `filename`, looked up in the
+   * email's own attachment list only, so no other name is ever read.
+   */
+  attachment(id: string, filename: string): Promise<FoundAttachment | undefined>
+  /** `attachment`, throwing MailNotFoundError that names what is missing: the email or its attachment. */
+  requireAttachment(id: string, filename: string): Promise<FoundAttachment>
+  markRead(id: string): Promise<boolean>
+  /** Resolves how many changed. */
+  markAllRead(): Promise<number>
+  /** The single removal path: every deletion, whatever its cause, comes here and fires `mail:deleted`. */
+  remove(id: string): Promise<boolean>
+  /** Removes everything; resolves the removed ids. */
+  removeAll(): Promise<string[]>
+  page(query?: PageQuery): Promise<SummaryPage>
+  counts(): Promise<InboxCounts>
+  oldest(count: number): Promise<string[]>
+  /** Every email in full: by time of receipt when `order` is given, else in the order they were stored. */
+  emails(order?: SortOrder): AsyncIterable<Email>
+}
+
+export function createMailStore(driver: StorageDriver, hooks: SvcHookable): MailStore {
+  const store: MailStore = {
+    driver,
+    add: (mail) => driver.add(mail),
+    has: (id) => driver.has(id),
+    summary: (id) => driver.summary(id),
+    get: (id) => driver.get(id),
+    async require(id) {
+      const email = await driver.get(id)
+      if (!email) throw noEmailWithId(id)
+      return email
+    },
+    async read(id) {
+      const email = await driver.get(id)
+      if (!email) return undefined
+      if (!email.read) {
+        await store.markRead(id)
+        email.read = true
+      }
+      return email
+    },
+    raw: (id) => driver.raw(id),
+    async attachment(id, filename) {
+      const email = await driver.get(id)
+      const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
+      if (!attachment) return undefined
+      const found = driver.attachment
+        ? await driver.attachment(id, attachment.generatedFileName)
+        : await driver.raw(id).then((raw) => raw && readAttachment(raw, attachment.generatedFileName))
+      return found && { ...found, attachment }
+    },
+    async requireAttachment(id, filename) {
+      const found = await store.attachment(id, filename)
+      if (found) return found
+      throw (await driver.has(id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
+    },
+    async markRead(id) {
+      const changed = await driver.markRead(id)
+      if (changed) await hooks.callHook('mail:read', { ids: [id] })
+      return changed
+    },
+    async markAllRead() {
+      const ids = await driver.markAllRead()
+      if (ids.length > 0) await hooks.callHook('mail:read', { ids })
+      return ids.length
+    },
+    async remove(id) {
+      if (!(await driver.remove(id))) return false
+      await hooks.callHook('mail:deleted', { id })
+      return true
+    },
+    async removeAll() {
+      const removed: string[] = []
+      // Oldest first, a bounded batch at a time: a database driver never hands over the whole inbox at once.
+      for (let batch = await driver.oldest(REMOVE_BATCH); batch.length > 0; batch = await driver.oldest(REMOVE_BATCH)) {
+        let progress = false
+        for (const id of batch) {
+          if (await store.remove(id)) {
+            removed.push(id)
+            progress = true
+          }
+        }
+        if (!progress) break
+      }
+      return removed
+    },
+    page: (query = {}) => driver.page(query),
+    counts: () => driver.counts(),
+    oldest: (count) => driver.oldest(count),
+    emails: (order) => driver.emails(order),
+  }
+  return store
+}
+
+const REMOVE_BATCH = 1000

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest'
+import { memoryDriver } from '../plugins/memory/index.js'
+import { prepare } from '../plugins/memory/prepare.js'
+import { formatSize } from '../src/mail/format.js'
+import { describeStorageDriver } from './storage-suite.js'
+import { memoryStore, syntheticEmail } from './support/storage.js'
+
+describeStorageDriver('memory', () => memoryDriver({ url: 'memory', inbox: 'default' }))
+
+describe('the memory driver', () => {
+  it('takes the packed form made on a parser thread as the one it makes itself', async () => {
+    const email = syntheticEmail('p', 0, { text: 'packed on a worker', html: '<p>packed on a worker</p>' })
+    const raw = Buffer.from('Subject: packed\r\n\r\npacked on a worker\r\n')
+    const here = memoryStore()
+    const there = memoryStore()
+    await here.add({ email: structuredClone(email), raw })
+    await there.add({ email: structuredClone(email), raw, prepared: structuredClone(prepare(email, raw)) })
+    expect(await there.get('p')).toEqual(await here.get('p'))
+    expect((await there.raw('p'))!.equals(raw)).toBe(true)
+    expect((await there.page({ search: 'worker' })).total).toBe(1)
+  })
+})
+
+describe('formatSize', () => {
+  it('writes sizes kilobyte style, megabytes from 1 MB', () => {
+    expect(formatSize(0)).toBe('0.00 KB')
+    expect(formatSize(512)).toBe('0.50 KB')
+    expect(formatSize(1485)).toBe('1.45 KB')
+    expect(formatSize(1024 * 1024 - 6)).toBe('1023.99 KB')
+    expect(formatSize(1024 * 1024 - 1)).toBe('1.00 MB')
+    expect(formatSize(1024 * 1024)).toBe('1.00 MB')
+    expect(formatSize(3.2 * 1024 * 1024)).toBe('3.20 MB')
+  })
+})

@@ -1,0 +1,347 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createSvcHooks } from '../src/hooks.js'
+import { parseEmail } from '../src/mail/parse.js'
+import { SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from '../src/storage/driver.js'
+import { createMailStore, type MailStore } from '../src/storage/store.js'
+import type { Email } from '../src/types.js'
+import { parseSearch } from '../src/search/parse.js'
+import { searchFixtureCases, searchFixtureEmails } from './support/search-matching.js'
+import { storedIds, syntheticEmail as email } from './support/storage.js'
+
+/**
+ * The storage contract (src/storage/driver.ts), the same tests for every
+ * driver: `create` gives a fresh, empty driver for one inbox. Run through
+ * the kernel's store, so the hooks every change fires are checked too.
+ */
+export function describeStorageDriver(name: string, create: () => StorageDriver | Promise<StorageDriver>): void {
+  describe(`storage driver ${name}`, () => {
+    let driver: StorageDriver
+    let store: MailStore
+    let deleted: string[]
+    let read: string[]
+
+    beforeEach(async () => {
+      const hooks = createSvcHooks()
+      deleted = []
+      read = []
+      hooks.hook('mail:deleted', ({ id }) => void deleted.push(id))
+      hooks.hook('mail:read', ({ ids }) => void read.push(...ids))
+      driver = await create()
+      await driver.init?.()
+      store = createMailStore(driver, hooks)
+    })
+    afterEach(() => driver.dispose?.())
+
+    const add = (mail: Email, raw = Buffer.from(`raw ${mail.id}`)) => store.add({ email: mail, raw })
+    /** Adds e0..e(n-1), one minute apart. */
+    async function fill(n: number): Promise<string[]> {
+      const ids = Array.from({ length: n }, (_, i) => `e${i}`)
+      for (const [i, id] of ids.entries()) await add(email(id, i))
+      return ids
+    }
+    const counts = () => store.counts()
+    const pageIds = async (query: PageQuery) => (await store.page(query)).items.map((item) => item.id)
+
+    describe('counts and read state', () => {
+      it('stay right across add, markRead, markAllRead, remove and removeAll', async () => {
+        await fill(5)
+        await add(email('old-read', 10, { read: true }))
+        expect(await counts()).toEqual({ total: 6, unread: 5 })
+
+        expect(await store.markRead('e0')).toBe(true)
+        expect(await store.markRead('e0')).toBe(false)
+        expect(await store.markRead('nope')).toBe(false)
+        expect(await counts()).toEqual({ total: 6, unread: 4 })
+        expect(read).toEqual(['e0'])
+
+        expect(await store.remove('e0')).toBe(true) // read
+        expect(await store.remove('e1')).toBe(true) // unread
+        expect(await store.remove('e1')).toBe(false)
+        expect(await counts()).toEqual({ total: 4, unread: 3 })
+
+        expect(await store.markAllRead()).toBe(3)
+        expect(read.sort()).toEqual(['e0', 'e2', 'e3', 'e4'])
+        expect(await store.markAllRead()).toBe(0)
+        expect(await counts()).toEqual({ total: 4, unread: 0 })
+        expect(await store.markRead('e2')).toBe(false)
+
+        await add(email('late', 20))
+        expect(await counts()).toEqual({ total: 5, unread: 1 })
+
+        expect((await store.removeAll()).sort()).toEqual(['e2', 'e3', 'e4', 'late', 'old-read'])
+        expect(await counts()).toEqual({ total: 0, unread: 0 })
+        expect(await store.page()).toMatchObject({ items: [], total: 0, storeTotal: 0, unread: 0 })
+      })
+
+      it('keeps the summary and the full record in step when read', async () => {
+        await fill(1)
+        expect((await store.read('e0'))!.read).toBe(true)
+        expect((await store.summary('e0'))!.read).toBe(true)
+        expect((await store.get('e0'))!.read).toBe(true)
+        expect(read).toEqual(['e0'])
+        expect((await store.read('e0'))!.read).toBe(true)
+        expect(read).toEqual(['e0'])
+        expect(await store.read('nope')).toBeUndefined()
+      })
+
+      it('hands out records no caller can change behind its back', async () => {
+        await fill(1)
+        const first = (await store.get('e0'))!
+        first.subject = 'changed'
+        first.read = true
+        const summary = (await store.summary('e0'))!
+        summary.read = true
+        const page = await store.page()
+        page.items[0]!.read = true
+        expect((await store.get('e0'))!).toMatchObject({ subject: 'subject e0', read: false })
+        expect((await store.summary('e0'))!.read).toBe(false)
+        expect(await counts()).toEqual({ total: 1, unread: 1 })
+      })
+
+      it('refuses a second email with the same id', async () => {
+        await fill(1)
+        await expect(add(email('e0', 5))).rejects.toThrow(/e0/)
+        expect(await counts()).toEqual({ total: 1, unread: 1 })
+      })
+    })
+
+    describe('reading', () => {
+      it('gives the full record, the raw bytes and a summary by id', async () => {
+        await fill(2)
+        expect(await store.has('e1')).toBe(true)
+        expect(await store.has('nope')).toBe(false)
+        expect((await store.get('e1'))!.subject).toBe('subject e1')
+        expect((await store.raw('e1'))!.toString()).toBe('raw e1')
+        expect(await store.summary('e1')).toEqual({
+          id: 'e1',
+          time: '2024-01-01T00:01:00.000Z',
+          read: false,
+          subject: 'subject e1',
+          size: 100,
+          sizeHuman: '0.10 KB',
+          from: [{ address: 'e1@sender.test', name: 'Sender e1' }],
+          to: [{ address: 'rcpt@example.com', name: '' }],
+          attachmentCount: 0,
+          preview: 'body of e1',
+        })
+        expect(await store.get('nope')).toBeUndefined()
+        expect(await store.raw('nope')).toBeUndefined()
+        expect(await store.summary('nope')).toBeUndefined()
+      })
+
+      it('keeps the raw bytes byte for byte, large ones too', async () => {
+        const binary = Buffer.from(Array.from({ length: 256 }, (_, i) => i))
+        const large = Buffer.alloc(3 * 1024 * 1024, 'a')
+        await add(email('bin', 0), binary)
+        await add(email('large', 1), large)
+        expect((await store.raw('bin'))!.equals(binary)).toBe(true)
+        expect((await store.raw('large'))!.equals(large)).toBe(true)
+      })
+
+      it('finds an attachment by generated name or filename, never one the email does not list', async () => {
+        const raw = Buffer.from(
+          [
+            'From: a@example.com',
+            'To: b@example.com',
+            'Subject: with a file',
+            'MIME-Version: 1.0',
+            'Content-Type: multipart/mixed; boundary=b',
+            '',
+            '--b',
+            'Content-Type: text/plain',
+            '',
+            'see attached',
+            '--b',
+            'Content-Type: text/csv; name=report.csv',
+            'Content-Disposition: attachment; filename=report.csv',
+            'Content-Transfer-Encoding: base64',
+            '',
+            Buffer.from('a,b\n1,2\n').toString('base64'),
+            '--b--',
+            '',
+          ].join('\r\n'),
+        )
+        const parsed = await parseEmail({ raw, envelope: email('x', 0).envelope, id: 'att', time: new Date('2024-02-01T00:00:00Z') })
+        await store.add({ email: parsed, raw })
+        const found = await store.attachment('att', 'report.csv')
+        expect(found?.content.toString()).toBe('a,b\n1,2\n')
+        expect(found?.contentType).toBe('text/csv')
+        expect(found?.attachment.filename).toBe('report.csv')
+        expect(await store.attachment('att', '../../etc/passwd')).toBeUndefined()
+        await expect(store.requireAttachment('att', 'nope.csv')).rejects.toThrow('Email att has no attachment named nope.csv')
+        await expect(store.requireAttachment('gone', 'report.csv')).rejects.toThrow('No email with id gone')
+      })
+
+      it('previews the start of the text with whitespace collapsed', async () => {
+        await add(email('long', 0, { text: `  line one\n\n\tline two ${'x'.repeat(500)}` }))
+        const preview = (await store.summary('long'))!.preview
+        expect(preview.startsWith('line one line two x')).toBe(true)
+        expect(preview.length).toBeLessThanOrEqual(200)
+      })
+    })
+
+    describe('page', () => {
+      it('defaults to the newest 50, skip 0', async () => {
+        await fill(60)
+        const page = await store.page()
+        expect(page.items).toHaveLength(SUMMARY_LIMIT_DEFAULT)
+        expect(page.items[0]!.id).toBe('e59')
+        expect(page.items.at(-1)!.id).toBe('e10')
+        expect(page).toMatchObject({ total: 60, storeTotal: 60, unread: 60, skip: 0, limit: 50 })
+      })
+
+      it('skips, limits, and sorts both ways', async () => {
+        await fill(10)
+        expect(await pageIds({ skip: 2, limit: 3 })).toEqual(['e7', 'e6', 'e5'])
+        expect(await pageIds({ skip: 2, limit: 3, sort: 'asc' })).toEqual(['e2', 'e3', 'e4'])
+        expect(await pageIds({ skip: 8, limit: 5 })).toEqual(['e1', 'e0'])
+        expect(await pageIds({ skip: 50 })).toEqual([])
+        expect(await pageIds({ limit: 0 })).toEqual([])
+        expect(await store.page({ skip: 50 })).toMatchObject({ total: 10, skip: 50 })
+      })
+
+      it('clamps the limit to 200 and echoes the clamped value', async () => {
+        await fill(250)
+        const page = await store.page({ limit: 1000 })
+        expect(page.limit).toBe(SUMMARY_LIMIT_MAX)
+        expect(page.items).toHaveLength(200)
+      })
+
+      it('searches subject, participants and body case-insensitively; total counts matches only', async () => {
+        await fill(5)
+        await add(email('x1', 10, { subject: 'Your INVOICE is ready' }))
+        await add(email('x2', 11, { to: [{ address: 'billing@Example.com', name: 'Invoice Team' }] }))
+        await add(email('x3', 12, { text: 'see the attached invoice' }))
+        await add(email('x4', 13, { html: '<p>html <b>invoice</b></p>', text: '' }))
+        await add(email('x5', 14, { cc: [{ address: 'invoice@cc.test', name: '' }] }))
+        await store.markRead('x1')
+        const page = await store.page({ search: '  invoice ' })
+        expect(page.items.map((item) => item.id)).toEqual(['x5', 'x4', 'x3', 'x2', 'x1'])
+        expect(page).toMatchObject({ total: 5, storeTotal: 10, unread: 9 })
+        expect(await pageIds({ search: 'invoice', skip: 1, limit: 2, sort: 'asc' })).toEqual(['x2', 'x3'])
+        expect((await store.page({ search: 'invoice', skip: 1, limit: 2 })).total).toBe(5)
+        expect(await pageIds({ search: 'e3@sender.test' })).toEqual(['e3'])
+        expect(await store.page({ search: 'no such words' })).toMatchObject({ items: [], total: 0, storeTotal: 10 })
+      })
+
+      it('restricts to unread, alone or with a search', async () => {
+        await fill(6)
+        await store.markRead('e1')
+        await store.markRead('e4')
+        const page = await store.page({ unreadOnly: true })
+        expect(page.items.map((item) => item.id)).toEqual(['e5', 'e3', 'e2', 'e0'])
+        expect(page).toMatchObject({ total: 4, storeTotal: 6, unread: 4 })
+        expect((await store.page({ unreadOnly: true, search: 'body of e4' })).total).toBe(0)
+        expect((await store.page({ unreadOnly: true, search: 'body of e3' })).total).toBe(1)
+      })
+
+      it('answers every operator of the search syntax (docs/search.md), parsed or as typed', async () => {
+        for (const fixture of searchFixtureEmails) await add(structuredClone(fixture), Buffer.from(fixture.id))
+        const sorted = (ids: string[]) => [...ids].sort()
+        for (const [query, expected] of searchFixtureCases) {
+          expect(sorted(await pageIds({ search: query, sort: 'asc' })), query).toEqual(sorted(expected))
+        }
+        expect(await store.page({ search: 'is:unread', limit: 2 })).toMatchObject({ total: 4, storeTotal: 5, unread: 4 })
+        expect(await pageIds({ search: parseSearch('has:attachment') })).toEqual(['pdf'])
+      })
+
+      it('leaves removed emails out', async () => {
+        await fill(4)
+        await store.remove('e2')
+        expect(await pageIds({})).toEqual(['e3', 'e1', 'e0'])
+        expect((await store.page()).total).toBe(3)
+      })
+    })
+
+    describe('order', () => {
+      it('sorts by time of receipt when restored mail arrives out of time order', async () => {
+        await add(email('noon', 720))
+        await add(email('morning', 60))
+        await add(email('evening', 1200))
+        await add(email('dawn', 0))
+        expect(await pageIds({})).toEqual(['evening', 'noon', 'morning', 'dawn'])
+        expect(await pageIds({ sort: 'asc', limit: 2 })).toEqual(['dawn', 'morning'])
+        expect(await pageIds({ search: 'subject', sort: 'asc' })).toEqual(['dawn', 'morning', 'noon', 'evening'])
+        expect(await storedIds(store)).toEqual(['dawn', 'morning', 'noon', 'evening'])
+        expect(await storedIds(store, 'desc')).toEqual(['evening', 'noon', 'morning', 'dawn'])
+        expect(await store.oldest(2)).toEqual(['dawn', 'morning'])
+        const arrival: string[] = []
+        for await (const e of store.emails()) arrival.push(e.id)
+        expect(arrival).toEqual(['noon', 'morning', 'evening', 'dawn'])
+        // Later arrivals keep their place by time, whatever came before.
+        await add(email('night', 1400))
+        await add(email('midnight', -10))
+        expect(await store.oldest(10)).toEqual(['midnight', 'dawn', 'morning', 'noon', 'evening', 'night'])
+        expect(await pageIds({ limit: 2 })).toEqual(['night', 'evening'])
+      })
+
+      it('keeps arrival order among equal times', async () => {
+        for (const id of ['a', 'b', 'c']) await add(email(id, 5))
+        expect(await storedIds(store)).toEqual(['a', 'b', 'c'])
+        expect(await storedIds(store, 'desc')).toEqual(['c', 'b', 'a'])
+        expect(await store.oldest(2)).toEqual(['a', 'b'])
+      })
+
+      it('answers the oldest ids, never more than there are', async () => {
+        await fill(3)
+        expect(await store.oldest(0)).toEqual([])
+        expect(await store.oldest(1)).toEqual(['e0'])
+        expect(await store.oldest(10)).toEqual(['e0', 'e1', 'e2'])
+        await store.remove('e0')
+        expect(await store.oldest(1)).toEqual(['e1'])
+      })
+
+      it('stays right after many removals', async () => {
+        const ids = await fill(3000)
+        for (const id of ids.slice(0, 2500)) await store.remove(id)
+        await add(email('after', 5000))
+        expect((await counts()).total).toBe(501)
+        expect(await store.oldest(2)).toEqual(['e2500', 'e2501'])
+        expect(await pageIds({ limit: 2 })).toEqual(['after', 'e2999'])
+        expect((await store.page()).total).toBe(501)
+      })
+
+      it('orders a refilled store by the new mail alone', async () => {
+        await add(email('old-late', 100))
+        await store.removeAll()
+        await add(email('new-1', 1))
+        await add(email('new-2', 2))
+        expect(await pageIds({})).toEqual(['new-2', 'new-1'])
+      })
+
+      it('lets a reader of every email go on while messages are removed', async () => {
+        await fill(5)
+        const seen: string[] = []
+        for await (const e of store.emails('asc')) {
+          seen.push(e.id)
+          if (e.id === 'e1') await store.remove('e3')
+        }
+        expect(seen).toEqual(['e0', 'e1', 'e2', 'e4'])
+      })
+    })
+
+    describe('mail:deleted', () => {
+      it('fires once per removal, never for an unknown id', async () => {
+        await fill(4)
+        await store.remove('e1')
+        await store.remove('e1')
+        await store.remove('unknown')
+        expect(deleted).toEqual(['e1'])
+        await store.removeAll()
+        expect(deleted.sort()).toEqual(['e0', 'e1', 'e2', 'e3'])
+        await store.removeAll()
+        expect(deleted).toHaveLength(4)
+      })
+
+      it('has already forgotten the email when its handlers run', async () => {
+        const hooks = createSvcHooks()
+        const seen: boolean[] = []
+        const own = createMailStore(driver, hooks)
+        hooks.hook('mail:deleted', async ({ id }) => void seen.push(await own.has(id)))
+        await own.add({ email: email('gone', 0), raw: Buffer.from('') })
+        await own.remove('gone')
+        expect(seen).toEqual([false])
+      })
+    })
+  })
+}

@@ -159,6 +159,8 @@ export function resolveConfig(stack: ConfigLayer[], plugins: SvcPlugin[], known:
   // Not enumerable: a resolved config spread into `new Svc()` is options again.
   const resolved = Object.defineProperty({ ...config, plugins }, 'optionTable', { value: table, enumerable: false }) as SvcConfig
   const off = new Set(resolved.disablePlugins)
+  const names = known.map((plugin) => plugin.name)
+  for (const name of off) if (!names.includes(name)) problems.push(`--disable-plugins: no plugin named ${name} (known: ${names.join(', ')})`)
   problems.push(...kernelChecks(resolved))
   for (const plugin of known) if (!off.has(plugin.name)) problems.push(...(plugin.check?.(resolved) ?? []))
   if (problems.length > 0) throw new ConfigError(problems)

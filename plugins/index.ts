@@ -10,6 +10,7 @@ import retention from './retention/index.js'
 import socketio from './socketio/index.js'
 import wait from './wait/index.js'
 import web from './web/index.js'
+import webhooks from './webhooks/index.js'
 
 /**
  * The built-in plugins, in set-up order: auth guards every web route before
@@ -18,4 +19,4 @@ import web from './web/index.js'
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [memory, auth, persistence, eviction, retention, wait, relay, api, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [memory, auth, persistence, eviction, retention, wait, relay, webhooks, api, socketio, mcp, web]

@@ -17,6 +17,16 @@ export interface ServerInfo {
  */
 export type MailOrigin = 'smtp' | 'reload' | 'remote'
 
+/** What `mail:deleted` says of a removal. */
+export interface MailRemoval {
+  id: string
+  /**
+   * True when another svc process sharing the storage removed it and this one
+   * only heard of it: work done once per removal (a webhook) is left to that process.
+   */
+  remote?: boolean
+}
+
 /** The second argument of `mail:received` and `mail:accepted`: what came with the Email. */
 export interface MailArrival {
   /** The message as received, byte for byte. */
@@ -40,7 +50,7 @@ export interface SvcHooks {
   /** Messages went from unread to read (one, or every one by read-all). */
   'mail:read': (event: { ids: string[] }) => void | Promise<void>
   /** A message was removed, whatever the cause: a route, a tool, eviction, retention. */
-  'mail:deleted': (event: { id: string }) => void | Promise<void>
+  'mail:deleted': (event: MailRemoval) => void | Promise<void>
   /** Both listeners are up. */
   'server:ready': (info: ServerInfo) => void | Promise<void>
   /** The CLI's start-up box: a plugin adds a line for what it serves, e.g. `MCP     http://.../mcp`. */

@@ -11,18 +11,9 @@ import { knownPlugins } from '../src/svc.js'
 const resolveConfig = (stack: ConfigLayer[]) => resolveWith(stack, [], knownPlugins([]))
 const allOptions = optionTable(knownPlugins([]))
 import { Svc } from '../src/index.js'
+import { problemsOf } from './support/config.js'
 
 const folder = () => mkdtempSync(join(tmpdir(), 'svc-config-'))
-
-function problemsOf(run: () => unknown): string[] {
-  try {
-    run()
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems
-    throw error
-  }
-  return []
-}
 
 describe('precedence: flag > environment > file > default', () => {
   it('takes each option from the highest layer that sets it', async () => {

@@ -10,9 +10,13 @@ export function shownDefault(spec: OptionSpec): string {
   return shown === '' ? 'none' : shown
 }
 
+/** A one-letter alias is `-a`; a longer one is another name of the flag, `--alias` (e.g. `--webhook` for `--webhooks`). */
+const isLongAlias = (spec: OptionSpec) => spec.alias !== undefined && spec.alias.length > 1
+
 function describe(spec: DeclaredOption): string {
   const origin = spec.plugin ? [`plugin ${spec.plugin}`] : []
-  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : []), ...origin].join('; ')
+  const alias = isLongAlias(spec) ? [`also --${spec.alias}`] : []
+  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : []), ...alias, ...origin].join('; ')
 }
 
 function valueHint(spec: OptionSpec): string | undefined {
@@ -31,7 +35,8 @@ export function optionArgs(table: ReadonlyMap<string, DeclaredOption>): ArgsDef 
     args[argName(key)] = {
       type: spec.type === 'boolean' ? 'boolean' : 'string',
       description: describe(spec),
-      ...(spec.alias ? { alias: spec.alias } : {}),
+      // citty would show a long alias as `-webhook`: normalizeFlags renames it instead.
+      ...(spec.alias && !isLongAlias(spec) ? { alias: spec.alias } : {}),
       valueHint: valueHint(spec),
     }
   }
@@ -45,6 +50,47 @@ export function optionArgs(table: ReadonlyMap<string, DeclaredOption>): ArgsDef 
 export function markBareFlags(rawArgs: string[], table: ReadonlyMap<string, DeclaredOption>): string[] {
   const optional = new Set([...table].filter(([, spec]) => spec.type === 'flag-or-string').map(([key]) => flagName(key)))
   return rawArgs.map((arg, i) => (optional.has(arg) && (rawArgs[i + 1] ?? '-').startsWith('-') ? `${arg}=` : arg))
+}
+
+/**
+ * Flags as the parser should see them: a long alias under the option's own
+ * name, and a list flag given several times (`--webhook a --webhook b`)
+ * joined into one `--flag=a,b` where it first appears, since the parser
+ * would keep the last value only.
+ */
+export function normalizeFlags(rawArgs: string[], table: ReadonlyMap<string, DeclaredOption>): string[] {
+  const names = new Map<string, { flag: string; list: boolean }>()
+  for (const [key, spec] of table) {
+    const target = { flag: flagName(key), list: spec.type === 'list' }
+    names.set(flagName(key), target)
+    if (isLongAlias(spec)) names.set(`--${spec.alias}`, target)
+  }
+  const lists = new Map<string, { at: number; values: string[] }>()
+  const out: string[] = []
+  for (let i = 0; i < rawArgs.length; i++) {
+    const arg = rawArgs[i]!
+    if (arg === '--') {
+      out.push(...rawArgs.slice(i))
+      break
+    }
+    const eq = arg.indexOf('=')
+    const target = names.get(eq === -1 ? arg : arg.slice(0, eq))
+    if (!target) {
+      out.push(arg)
+      continue
+    }
+    const value = eq === -1 ? rawArgs[i + 1] : arg.slice(eq + 1)
+    if (!target.list || value === undefined || (eq === -1 && value.startsWith('-'))) {
+      out.push(eq === -1 ? target.flag : `${target.flag}${arg.slice(eq)}`)
+      continue
+    }
+    if (eq === -1) i++
+    const seen = lists.get(target.flag)
+    if (seen) seen.values.push(value)
+    else lists.set(target.flag, { at: out.push('') - 1, values: [value] })
+  }
+  for (const [flag, { at, values }] of lists) out[at] = `${flag}=${values.join(',')}`
+  return out
 }
 
 /** Picks the option values a user gave on the command line out of citty's parse. */

@@ -4,7 +4,7 @@ import { optionTable, type DeclaredOption } from '../config/options.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
 import { packageVersion } from '../paths.js'
 import { knownPlugins, Svc } from '../svc.js'
-import { flagValues, markBareFlags, optionArgs, unknownFlags } from './args.js'
+import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
 import { writeConfigFile } from './init.js'
 
 /** Exit codes: 2 for bad configuration, 1 for a failure to start (a busy port). */
@@ -100,7 +100,7 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     const { main, init, serveArgs, initArgs } = commands(table, file)
     const command = isInit ? init : main
     const argsDef = isInit ? initArgs : serveArgs
-    const ownArgs = markBareFlags(isInit ? rawArgs.slice(1) : rawArgs, table)
+    const ownArgs = normalizeFlags(markBareFlags(isInit ? rawArgs.slice(1) : rawArgs, table), table)
     const parsed = parseArgs(ownArgs, argsDef)
     if (parsed.help) {
       console.log(await renderUsage(command as CommandDef, isInit ? (main as CommandDef) : undefined))

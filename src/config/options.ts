@@ -6,6 +6,8 @@
  * derived from the kernel's table plus every plugin's.
  */
 
+import type { z } from 'zod'
+
 export type OptionType =
   /** TCP port, 0 to 65535 (0 asks the system for a free one). */
   | 'port'
@@ -17,7 +19,10 @@ export type OptionType =
   /** A directory, resolved against the working directory; created by whoever uses it. */
   | 'dir'
   | 'boolean'
-  /** Comma-separated list of words; upper-cased when the option has `choices`. */
+  /**
+   * Comma-separated list of words; upper-cased when the option has `choices`.
+   * A flag given several times adds to it; a config file gives an array.
+   */
   | 'list'
   /** A flag that may be given bare (true) or with a value. */
   | 'flag-or-string'
@@ -30,7 +35,7 @@ export interface OptionSpec {
   description: string
   /** Environment variable, when the option has one. */
   env?: string
-  /** Short alias on the command line. */
+  /** Another name on the command line: one letter (`-s`), or a word (`--webhook` for `--webhooks`). */
   alias?: string
   /** Never shown by `GET /api/config` nor in logs. */
   secret?: boolean
@@ -38,6 +43,11 @@ export interface OptionSpec {
   choices?: readonly string[]
   /** What `--help` shows as the value, e.g. `<address>`. */
   hint?: string
+  /**
+   * What each item of a `list` must be: a word from a flag or variable, or an
+   * array entry (an object too) from a config file, checked and shaped by this schema.
+   */
+  items?: z.ZodType
 }
 
 const MB = 1024 * 1024
@@ -122,8 +132,11 @@ type ValueOf<T extends OptionType> = T extends 'port' | 'count'
         ? boolean | string
         : string
 
+/** The value of one option: its type's, or for a list of `items`, what the schema makes of them. */
+type SpecValue<S extends OptionSpec> = S extends { items: z.ZodType<infer Item> } ? Item[] : ValueOf<S['type']>
+
 /** The resolved values of a table of options. */
-export type OptionValues<T extends Record<string, OptionSpec>> = { -readonly [K in keyof T]: ValueOf<T[K]['type']> }
+export type OptionValues<T extends Record<string, OptionSpec>> = { -readonly [K in keyof T]: SpecValue<T[K]> }
 
 /** The kernel's options with their resolved values. */
 export type ResolvedOptions = OptionValues<typeof kernelOptions>
@@ -156,7 +169,7 @@ export function optionTable(plugins: ReadonlyArray<{ name: string; options?: Rec
     const owner = plugin ? `plugin ${plugin}` : 'the kernel'
     if (key === 'plugins' || key === 'config') throw new Error(`option ${key} of ${owner}: the name is reserved`)
     claim(`option ${key}`, owner)
-    if (spec.alias) claim(`flag -${spec.alias}`, owner)
+    if (spec.alias) claim(spec.alias.length > 1 ? `flag --${spec.alias}` : `flag -${spec.alias}`, owner)
     if (spec.env) claim(`variable ${spec.env}`, owner)
     table.set(key, { ...spec, key, ...(plugin ? { plugin } : {}) })
   }

@@ -1,5 +1,6 @@
 import { accessSync, constants } from 'node:fs'
 import { resolve } from 'node:path'
+import type { z } from 'zod'
 import { DURATION_FORMAT, parseDuration } from './duration.js'
 import type { SvcPlugin } from '../plugin.js'
 import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec, type ResolvedOptions } from './options.js'
@@ -38,6 +39,24 @@ export function defineConfig(config: SvcOptions): SvcOptions {
 const TRUE = new Set(['true', '1', 'yes', 'on'])
 const FALSE = new Set(['false', '0', 'no', 'off'])
 
+/** A list whose items a schema checks: words are trimmed and empty ones skipped, as in any list. */
+function coerceItems(schema: z.ZodType, list: unknown[], source: string): { value: unknown[] } | { problem: string } {
+  const value: unknown[] = []
+  for (const item of list) {
+    const word = typeof item === 'string' ? item.trim() : item
+    if (word === '') continue
+    const result = schema.safeParse(word)
+    if (!result.success) {
+      const issue = result.error.issues[0]
+      // A word has no parts to point at, whatever shape the schema gives it.
+      const where = issue?.path.length && typeof word !== 'string' ? ` (${issue.path.join('.')})` : ''
+      return { problem: `${source}: ${JSON.stringify(word)}${where}: ${issue?.message ?? 'not valid'}` }
+    }
+    value.push(result.data)
+  }
+  return { value }
+}
+
 /**
  * One value from one source, to its option's type. Strings come from flags
  * and the environment; config files and `new Svc()` give typed values.
@@ -70,6 +89,7 @@ export function coerceOption(spec: OptionSpec, raw: unknown, source: string): { 
     }
     case 'list': {
       const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined
+      if (list && spec.items) return coerceItems(spec.items, list, source)
       if (!list || list.some((item) => typeof item !== 'string')) return bad('a comma-separated list')
       const words = list.map((item: string) => (spec.choices ? item.trim().toUpperCase() : item.trim())).filter(Boolean)
       const unknown = spec.choices ? words.filter((word) => !spec.choices!.includes(word)) : []

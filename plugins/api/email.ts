@@ -1,9 +1,11 @@
-import { getRouterParam, type H3, type H3Event } from 'h3'
+import type { H3 } from 'h3'
 import { z } from 'zod'
 import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc/kit'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
-import { orNotFound, requireEmail, routeId } from './lookup.js'
-import { badRequest, fail } from './query.js'
+import { orNotFound } from './lookup.js'
+import { fail } from './query.js'
+import { defineApiRoute } from './route.js'
+import { doneSchema, emailSchema, linksSchema } from './schemas.js'
 import { toSafeHtml } from './sanitize.js'
 
 /** The policy of `/html`: images, styles and fonts load; scripts, plugins, frames and form posts do not. */
@@ -29,83 +31,156 @@ async function inlineAttachments(store: MailStore, email: Email, html: string): 
   return inlineContentIds(html, dataUris)
 }
 
-/** `:relayTo`, when given, must be one address. */
-const relayTarget = z.email({ error: 'relayTo must be an e-mail address' }).optional()
+const idParams = z.object({ id: z.string().meta({ description: 'The email id, as listings and the SMTP 250 reply give it' }) })
+const noEmail = 'No email with this id'
 
-async function relayHandler(event: H3Event, store: MailStore, services: Partial<SvcServices>): Promise<true> {
-  const email = await requireEmail(store, event)
-  const relay = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
-  const target = relayTarget.safeParse(getRouterParam(event, 'relayTo', { decode: true }))
-  if (!target.success) fail(400, badRequest(target.error).message)
+/** `:relayTo`, when given, must be one address. */
+const relayParams = idParams.extend({
+  relayTo: z.email({ error: 'relayTo must be an e-mail address' }).meta({ description: "Send to this address instead of the message's own recipients" }),
+})
+
+async function relay(store: MailStore, services: Partial<SvcServices>, id: string, relayTo?: string): Promise<true> {
+  const email = await orNotFound(store.require(id))
+  const send = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
   try {
-    await relay(email, target.data ? [target.data] : undefined)
+    await send(email, relayTo ? [relayTo] : undefined)
   } catch (error) {
     fail(502, `The outgoing server did not accept the message: ${(error as Error).message}`)
   }
   return true
 }
 
+const relayErrors = {
+  400: 'Relay is not configured (no --outgoing-host), or relayTo is not an address',
+  404: noEmail,
+  502: 'The outgoing server refused the message; its answer is in error',
+}
+
 /** Routes on one email, `/api/email/:id...`. */
 export function registerEmailRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
   /** The raw source of the route's email, or a 404. */
   const requireRaw = async (id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
+  const requireEmail = (id: string) => orNotFound(store.require(id))
 
-  app.get('/api/email/:id', async (event) => {
-    const id = routeId(event)
-    return (await store.read(id)) ?? fail(404, noEmailWithId(id).message)
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id',
+    summary: 'One email; marks it read',
+    params: idParams,
+    ok: { description: 'The email', schema: emailSchema },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => (await store.read(id)) ?? fail(404, noEmailWithId(id).message),
   })
 
-  app.delete('/api/email/:id', async (event) => {
-    const id = routeId(event)
-    return (await store.remove(id)) || fail(404, noEmailWithId(id).message)
+  defineApiRoute(app, {
+    method: 'DELETE',
+    path: '/api/email/:id',
+    summary: 'Deletes one email',
+    params: idParams,
+    ok: { description: 'Deleted', schema: doneSchema },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => (await store.remove(id)) || fail(404, noEmailWithId(id).message),
   })
 
-  app.get('/api/email/:id/html', async (event) => {
-    const email = await requireEmail(store, event)
-    if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
-    const html = await inlineAttachments(store, email, toSafeHtml(email.html))
-    return new Response(html, {
-      // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
-      // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
-      headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },
-    })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id/html',
+    summary: 'The HTML body made inert, inline images embedded as data URIs',
+    params: idParams,
+    ok: { description: 'The HTML, served with a Content-Security-Policy that runs no script', contentType: 'text/html', schema: z.string() },
+    errors: { 404: 'No email with this id, or it has no HTML body' },
+    handler: async (_event, { params: { id } }) => {
+      const email = await requireEmail(id)
+      if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
+      const html = await inlineAttachments(store, email, toSafeHtml(email.html))
+      return new Response(html, {
+        // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
+        // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
+        headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },
+      })
+    },
   })
 
-  app.get('/api/email/:id/links', async (event) => extractLinks(await requireEmail(store, event)))
-
-  app.get('/api/email/:id/source', async (event) => {
-    const raw = await requireRaw(routeId(event))
-    return new Response(new Uint8Array(raw), { headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id/links',
+    summary: 'The distinct http(s) links of the HTML and text bodies',
+    params: idParams,
+    ok: { description: 'The links, in order of appearance', schema: linksSchema },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => extractLinks(await requireEmail(id)),
   })
 
-  app.get('/api/email/:id/download', async (event) => {
-    const id = routeId(event)
-    const raw = await requireRaw(id)
-    return new Response(new Uint8Array(raw), {
-      headers: {
-        'content-type': 'message/rfc822',
-        'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
-      },
-    })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id/source',
+    summary: 'The raw message, as text',
+    params: idParams,
+    ok: { description: 'The message byte for byte', contentType: 'text/plain', schema: z.string() },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => {
+      const raw = await requireRaw(id)
+      return new Response(new Uint8Array(raw), { headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } })
+    },
   })
 
-  app.get('/api/email/:id/attachment/:filename', async (event) => {
-    // Decoded whole: h3 keeps `%2F` encoded, and a name may hold a `/`. A path that is not valid percent-encoding
-    // never gets here (src/http.ts answers 400). The store looks up only names from the email's own attachment
-    // list: whatever the name spells, nothing else is ever read.
-    const name = decodeURIComponent(getRouterParam(event, 'filename') ?? '')
-    const found = await orNotFound(store.requireAttachment(routeId(event), name))
-    return new Response(new Uint8Array(found.content), {
-      headers: {
-        'content-type': found.contentType,
-        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
-        'x-content-type-options': 'nosniff',
-        // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
-        ...(isPdf(found.contentType) ? {} : { 'content-security-policy': ATTACHMENT_POLICY }),
-      },
-    })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id/download',
+    summary: 'The raw message as a <id>.eml download',
+    params: idParams,
+    ok: { description: 'The message byte for byte', contentType: 'message/rfc822', schema: z.string() },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => {
+      const raw = await requireRaw(id)
+      return new Response(new Uint8Array(raw), {
+        headers: {
+          'content-type': 'message/rfc822',
+          'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
+        },
+      })
+    },
   })
 
-  app.post('/api/email/:id/relay', (event) => relayHandler(event, store, services))
-  app.post('/api/email/:id/relay/:relayTo', (event) => relayHandler(event, store, services))
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/:id/attachment/:filename',
+    summary: 'One attachment, with its own Content-Type',
+    params: idParams.extend({ filename: z.string().meta({ description: "The generatedFileName (or filename) of one of the email's attachments" }) }),
+    ok: { description: 'The decoded attachment', contentType: '*/*', schema: z.string() },
+    errors: { 404: 'No email with this id, or no attachment of that name' },
+    handler: async (_event, { params: { id, filename } }) => {
+      // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
+      const found = await orNotFound(store.requireAttachment(id, filename))
+      return new Response(new Uint8Array(found.content), {
+        headers: {
+          'content-type': found.contentType,
+          'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
+          'x-content-type-options': 'nosniff',
+          // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
+          ...(isPdf(found.contentType) ? {} : { 'content-security-policy': ATTACHMENT_POLICY }),
+        },
+      })
+    },
+  })
+
+  defineApiRoute(app, {
+    method: 'POST',
+    path: '/api/email/:id/relay',
+    summary: 'Relays the email to the outgoing server, to its own recipients',
+    params: idParams,
+    ok: { description: 'The outgoing server took it', schema: doneSchema },
+    errors: relayErrors,
+    handler: (_event, { params: { id } }) => relay(store, services, id),
+  })
+
+  defineApiRoute(app, {
+    method: 'POST',
+    path: '/api/email/:id/relay/:relayTo',
+    summary: 'Relays the email to the outgoing server, to one address',
+    params: relayParams,
+    ok: { description: 'The outgoing server took it', schema: doneSchema },
+    errors: relayErrors,
+    handler: (_event, { params: { id, relayTo } }) => relay(store, services, id, relayTo),
+  })
 }

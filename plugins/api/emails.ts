@@ -1,32 +1,16 @@
-import { assertBodySize, getQuery, getValidatedQuery, type H3, type H3Event } from 'h3'
+import type { H3 } from 'h3'
 import { z } from 'zod'
 import type { BulkDeleteResult, Email, MailStore, SvcServices } from 'svc/kit'
 import { matchesFilters, type FieldFilters } from './filter.js'
-import { badRequest, fail, listQuery, summaryQuery, waitQuery } from './query.js'
+import { fail, filteredListQuery, listQuery, summaryQuery, waitQuery } from './query.js'
+import { defineApiRoute } from './route.js'
+import { bulkDeleteResultSchema, countSchema, doneSchema, emailSchema, summaryPageSchema } from './schemas.js'
 import { jsonArrayStream } from './stream.js'
 
 const idsBody = z.object(
-  { ids: z.array(z.string({ error: 'ids must be an array of strings' }), { error: 'ids must be an array of strings' }) },
+  { ids: z.array(z.string({ error: 'ids must be an array of strings' }), { error: 'ids must be an array of strings' }).meta({ description: 'Ids of the emails to delete' }) },
   { error: 'The body must be a JSON object { "ids": [string] }' },
 )
-
-/** Room for some 50,000 ids; a larger body is refused with 413 as it arrives, never held whole. */
-const JSON_BODY_LIMIT = 1024 * 1024
-
-/**
- * The body as JSON whatever its Content-Type says (`curl -d` sends a form
- * type); an empty body is no value, anything unparsable a 400.
- */
-async function readJson(event: H3Event): Promise<unknown> {
-  assertBodySize(event, JSON_BODY_LIMIT)
-  const text = await event.req.text()
-  if (!text.trim()) return undefined
-  try {
-    return JSON.parse(text)
-  } catch {
-    fail(400, 'The body is not valid JSON')
-  }
-}
 
 /** The emails of `GET /api/email`, filtered, then skipped and limited, one at a time. */
 async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>, filters: FieldFilters): AsyncGenerator<Email> {
@@ -47,44 +31,83 @@ async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>
 
 /** Routes over the whole inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
 export function registerEmailListRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
-  app.get('/api/email/summary', async (event) => {
-    const { unread, ...query } = await getValidatedQuery(event, summaryQuery, { onError: badRequest })
-    return await store.page({ ...query, unreadOnly: unread })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/summary',
+    summary: 'One page of email summaries, newest first, with the counts of the inbox',
+    query: summaryQuery,
+    ok: { description: 'The page', schema: summaryPageSchema },
+    errors: { 400: 'A parameter is not valid' },
+    handler: async (_event, { query: { unread, ...query } }) => await store.page({ ...query, unreadOnly: unread }),
   })
 
-  app.get('/api/email', async (event) => {
-    const query = await getValidatedQuery(event, listQuery, { onError: badRequest })
-    const { skip: _skip, limit: _limit, sort: _sort, ...filters } = getQuery<FieldFilters>(event)
-    return new Response(jsonArrayStream(selectEmails(store, query, filters)), {
-      headers: { 'content-type': 'application/json; charset=utf-8' },
-    })
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email',
+    summary: 'Every full email, filtered by fields, streamed as one JSON array',
+    query: filteredListQuery,
+    ok: { description: 'The emails, oldest first unless sort=desc', schema: z.array(emailSchema) },
+    errors: { 400: 'skip, limit or sort is not valid' },
+    handler: (_event, { query: { skip, limit, sort, ...filters } }) =>
+      new Response(jsonArrayStream(selectEmails(store, { skip, limit, sort }, filters)), {
+        headers: { 'content-type': 'application/json; charset=utf-8' },
+      }),
   })
 
   // Answers once a message matches; the wait ends with the request when the client goes away.
-  app.get('/api/email/wait', async (event) => {
-    const { timeout, ...filter } = await getValidatedQuery(event, waitQuery, { onError: badRequest })
-    if (filter.query !== undefined) fail(400, 'query (search syntax) is not available in this version: use from, to, subject and since')
-    const waiters = services.waiters ?? fail(503, 'Waiting for mail is not available: the wait plugin is not running')
-    const { signal } = event.req
-    const found = await waiters.wait(filter, { timeoutMs: timeout, signal })
-    if (!found) fail(408, `No matching email arrived within ${timeout} ms`)
-    // The stored record, as GET /api/email/:id gives it, whatever the hook's payload carried.
-    return (await store.get(found.id)) ?? found
+  defineApiRoute(app, {
+    method: 'GET',
+    path: '/api/email/wait',
+    summary: 'The newest stored email matching the filter, else the first to arrive',
+    description: 'Never marks anything read. Every filter given must match.',
+    query: waitQuery,
+    ok: { description: 'The matching email', schema: emailSchema },
+    errors: {
+      400: 'A parameter is not valid',
+      408: 'No matching email arrived within timeout',
+      503: 'The wait plugin is not running',
+    },
+    handler: async (event, { query: { timeout, ...filter } }) => {
+      if (filter.query !== undefined) fail(400, 'query (search syntax) is not available in this version: use from, to, subject and since')
+      const waiters = services.waiters ?? fail(503, 'Waiting for mail is not available: the wait plugin is not running')
+      const { signal } = event.req
+      const found = await waiters.wait(filter, { timeoutMs: timeout, signal })
+      if (!found) fail(408, `No matching email arrived within ${timeout} ms`)
+      // The stored record, as GET /api/email/:id gives it, whatever the hook's payload carried.
+      return (await store.get(found.id)) ?? found
+    },
   })
 
-  app.post('/api/email/delete', async (event) => {
-    const body = idsBody.safeParse(await readJson(event))
-    if (!body.success) fail(400, badRequest(body.error).message)
-    const { ids } = body.data
-    const result: BulkDeleteResult = { deleted: [], notFound: [] }
-    for (const id of new Set(ids)) (await store.remove(id) ? result.deleted : result.notFound).push(id)
-    return result
+  defineApiRoute(app, {
+    method: 'POST',
+    path: '/api/email/delete',
+    summary: 'Deletes the emails listed',
+    body: idsBody,
+    ok: { description: 'Which ids were deleted and which were not found', schema: bulkDeleteResultSchema },
+    errors: { 400: 'The body is not JSON { "ids": [string] }', 413: 'The body is over 1 MB' },
+    handler: async (_event, { body: { ids } }) => {
+      const result: BulkDeleteResult = { deleted: [], notFound: [] }
+      for (const id of new Set(ids)) (await store.remove(id) ? result.deleted : result.notFound).push(id)
+      return result
+    },
   })
 
-  app.delete('/api/email/all', async () => {
-    await store.removeAll()
-    return true
+  defineApiRoute(app, {
+    method: 'DELETE',
+    path: '/api/email/all',
+    summary: 'Deletes every email',
+    ok: { description: 'Done', schema: doneSchema },
+    handler: async () => {
+      await store.removeAll()
+      return true
+    },
   })
 
-  app.patch('/api/email/read-all', async () => ({ count: await store.markAllRead() }))
+  defineApiRoute(app, {
+    method: 'PATCH',
+    path: '/api/email/read-all',
+    summary: 'Marks every email read',
+    ok: { description: 'How many emails were unread', schema: countSchema },
+    handler: async () => ({ count: await store.markAllRead() }),
+  })
 }

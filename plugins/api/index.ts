@@ -1,8 +1,12 @@
 import { definePlugin } from 'svc/kit'
+import { z } from 'zod'
 import { publicConfig } from './config.js'
 import { registerEmailRoutes } from './email.js'
 import { registerEmailListRoutes } from './emails.js'
+import { openApiDocument } from './openapi.js'
 import { fail } from './query.js'
+import { defineApiRoute } from './route.js'
+import { countSchema } from './schemas.js'
 
 /** The REST API under `<base-pathname>/api`: spec.md section 4, errors per contract.md. */
 export default definePlugin({
@@ -12,13 +16,41 @@ export default definePlugin({
     hooks.hook('server:banner', (lines, { baseUrl }) => {
       if (baseUrl) lines.push(`API     ${baseUrl}/api`)
     })
-    app.get('/api/healthz', () => ({ status: 'ok' }))
-    app.get('/api/config', () => publicConfig(config, { smtp: smtp.port, web: http.port }))
-    app.get('/api/reloadMailsFromDirectory', async () => {
-      const reload = services.reloadMailDirectory ?? fail(400, 'No mail directory is set: start svc with --mail-directory')
-      return { count: await reload() }
+    defineApiRoute(app, {
+      method: 'GET',
+      path: '/api/healthz',
+      summary: 'Whether svc is up; never behind authentication',
+      ok: { description: 'Up', schema: z.object({ status: z.literal('ok') }) },
+      handler: () => ({ status: 'ok' }),
+    })
+    defineApiRoute(app, {
+      method: 'GET',
+      path: '/api/config',
+      summary: 'The running configuration: every option but the secret ones, with the ports in use',
+      ok: { description: 'Option keys to values; file and directory options show only whether they are set', schema: z.record(z.string(), z.unknown()) },
+      handler: () => publicConfig(config, { smtp: smtp.port, web: http.port }),
+    })
+    defineApiRoute(app, {
+      method: 'GET',
+      path: '/api/reloadMailsFromDirectory',
+      summary: 'Loads mail files added to the mail directory since start-up',
+      ok: { description: 'How many were loaded', schema: countSchema },
+      errors: { 400: 'No mail directory is set' },
+      handler: async () => {
+        const reload = services.reloadMailDirectory ?? fail(400, 'No mail directory is set: start svc with --mail-directory')
+        return { count: await reload() }
+      },
     })
     registerEmailListRoutes(app, store, services)
     registerEmailRoutes(app, store, services)
+    // Built on first request, when every plugin has registered its routes.
+    let document: object | undefined
+    defineApiRoute(app, {
+      method: 'GET',
+      path: '/api/openapi.json',
+      summary: 'This OpenAPI 3.1 document of every REST route',
+      ok: { description: 'The document', schema: z.record(z.string(), z.unknown()) },
+      handler: () => (document ??= openApiDocument(app, http.basePathname)),
+    })
   },
 })

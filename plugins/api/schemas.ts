@@ -1,0 +1,88 @@
+/**
+ * The records the REST API answers with, as zod schemas for the OpenAPI
+ * document. Each is checked against its TypeScript type (`z.ZodType<T>`),
+ * so a field added to the record and forgotten here fails the typecheck.
+ */
+import { z } from 'zod'
+import type { Attachment, BulkDeleteResult, Email, EmailSummary, MailLink, SummaryPage } from 'svc/kit'
+
+const address = z.object({ address: z.string(), name: z.string().optional().meta({ description: 'Display name' }) }).meta({ id: 'Address' })
+
+const attachment = z
+  .object({
+    filename: z.string(),
+    generatedFileName: z.string().meta({ description: 'Unique within the email; the name GET /api/email/{id}/attachment/{filename} takes' }),
+    contentType: z.string(),
+    contentDisposition: z.string(),
+    contentId: z.string(),
+    size: z.int().nonnegative().meta({ description: 'Decoded size in bytes' }),
+  })
+  .meta({ id: 'Attachment' }) satisfies z.ZodType<Attachment>
+
+const time = (description: string) => z.iso.datetime().meta({ description })
+
+export const emailSummarySchema = z
+  .object({
+    id: z.string(),
+    time: time('Time of receipt'),
+    read: z.boolean(),
+    subject: z.string(),
+    size: z.int().nonnegative().meta({ description: 'Raw message size in bytes' }),
+    sizeHuman: z.string().meta({ example: '1.45 KB' }),
+    from: z.array(address),
+    to: z.array(address),
+    attachmentCount: z.int().nonnegative(),
+    preview: z.string().meta({ description: 'The start of the plain-text body' }),
+  })
+  .meta({ id: 'EmailSummary', description: 'The bounded projection of an email used by listings and live events' }) satisfies z.ZodType<EmailSummary>
+
+export const emailSchema = z
+  .object({
+    id: z.string(),
+    time: time('Time of receipt'),
+    read: z.boolean(),
+    subject: z.string(),
+    from: z.array(address),
+    to: z.array(address),
+    cc: z.array(address),
+    date: time("The message's own Date header (time of receipt when absent)"),
+    text: z.string(),
+    html: z.string(),
+    headers: z.record(z.string(), z.string()).meta({ description: 'Lower-case header name to its value' }),
+    priority: z.enum(['high', 'normal', 'low']),
+    attachments: z.array(attachment),
+    envelope: z.object({
+      from: z.object({ address: z.string() }),
+      to: z.array(z.object({ address: z.string() })),
+      host: z.string().meta({ description: "The client's EHLO/HELO name" }),
+      remoteAddress: z.string().meta({ description: "The client's network address" }),
+    }),
+    size: z.int().nonnegative().meta({ description: 'Raw message size in bytes' }),
+    sizeHuman: z.string(),
+  })
+  .meta({ id: 'Email', description: 'The full record of one caught message' }) satisfies z.ZodType<Email>
+
+export const summaryPageSchema = z
+  .object({
+    items: z.array(emailSummarySchema),
+    total: z.int().nonnegative().meta({ description: 'Emails matching search (and unread)' }),
+    storeTotal: z.int().nonnegative().meta({ description: 'All stored emails' }),
+    unread: z.int().nonnegative().meta({ description: 'All unread stored emails' }),
+    skip: z.int().nonnegative(),
+    limit: z.int().nonnegative(),
+  })
+  .meta({ id: 'SummaryPage' }) satisfies z.ZodType<SummaryPage>
+
+export const bulkDeleteResultSchema = z
+  .object({ deleted: z.array(z.string()), notFound: z.array(z.string()) })
+  .meta({ id: 'BulkDeleteResult' }) satisfies z.ZodType<BulkDeleteResult>
+
+export const linksSchema = z.array(
+  z.object({ href: z.url(), text: z.string().meta({ description: "The anchor's text, or the URL itself for a link of the text body" }) }),
+) satisfies z.ZodType<MailLink[]>
+
+/** What every error answers. */
+export const errorSchema = z.object({ error: z.string().meta({ description: 'A readable message' }) }).meta({ id: 'Error' })
+
+export const doneSchema = z.literal(true)
+export const countSchema = z.object({ count: z.int().nonnegative() })

@@ -125,6 +125,23 @@ describe('webhook payloads', () => {
   })
 })
 
+describe('once per message across svc processes sharing storage', () => {
+  it('leaves a message or removal another process made to that process', async () => {
+    const target = await receiver()
+    const svc = await svcWith({ webhooks: [{ url: target.url }] })
+    const { id } = await svc.send({ subject: 'Taken in here' })
+    const email = (await svc.svc.store.get(id))!
+    const raw = (await svc.svc.store.raw(id))!
+    // What the kernel hears from another process: its arrivals and removals, relayed to this one's hooks.
+    await svc.svc.hooks.callHook('mail:accepted', { ...email, id: 'elsewhere' }, { raw, origin: 'remote' })
+    await svc.svc.hooks.callHook('mail:deleted', { id: 'elsewhere', remote: true })
+    expect((await svc.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
+    // One webhook's deliveries go in order: had the remote events been sent, they would sit before the removal.
+    await target.waitFor(2)
+    expect(target.received.map(({ body }) => `${json(body).event} ${json(body).email.id}`)).toEqual([`mail:received ${id}`, `mail:deleted ${id}`])
+  })
+})
+
 describe('webhook retries', () => {
   it('retries a 5xx with growing delays and keeps one delivery id', async () => {
     const statuses = [503, 500, 200]

@@ -134,3 +134,36 @@ export function buildLargeMessage(bytes) {
     '',
   ].join('\r\n')
 }
+
+/** A message with `count` small attachments (about 4 KB each, different bytes), as a scanner or a report generator sends. */
+export function buildManyAttachments(count) {
+  const next = random(1234)
+  const parts = []
+  for (let i = 0; i < count; i++) {
+    const content = Buffer.alloc(3000)
+    for (let j = 0; j < content.length; j += 4) content.writeUInt32LE(Math.floor(next() * 4294967296), j)
+    parts.push(
+      '--many',
+      `Content-Type: image/jpeg; name="scan-${i}.jpg"`,
+      `Content-Disposition: attachment; filename="scan-${i}.jpg"`,
+      'Content-Transfer-Encoding: base64',
+      '',
+      base64Lines(content),
+    )
+  }
+  return [
+    'From: scanner@office.example',
+    'To: inbox@example.com',
+    `Subject: ${count} scanned pages`,
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="many"',
+    '',
+    '--many',
+    'Content-Type: text/plain; charset=utf-8',
+    '',
+    'The scanned pages are attached.',
+    ...parts,
+    '--many--',
+    '',
+  ].join('\r\n')
+}

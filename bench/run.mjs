@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { io } from 'socket.io-client'
 import { memoryOf, sampleRss, startSvc } from './child.mjs'
 import { median, medianLatency, percentile, timedRequest } from './http-client.mjs'
-import { buildLargeMessage, buildMessage, RARE_WORD } from './messages.mjs'
+import { buildLargeMessage, buildManyAttachments, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
 
 const { values: flags } = parseArgs({
@@ -25,8 +25,8 @@ const { values: flags } = parseArgs({
 const QUICK = flags.quick
 const RUNS = Math.max(1, Number(flags.runs) || 1)
 const SIZE = QUICK
-  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5 }
-  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30 }
+  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328 }
+  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328 }
 const MiB = 1024 * 1024
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -52,6 +52,7 @@ const MEASURES = [
   { key: 'restoreListed', label: `Start-up with ${SIZE.restored} .eml files, to all listed`, unit: 'ms', target: 2000, better: 'lower', maildev: 9300 },
   { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 500, better: 'lower' },
   { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
+  { key: 'attachments', label: `${SIZE.attachments} attachments of one message, downloaded one by one`, unit: 'ms', better: 'lower', maildev: 540 },
 ]
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -218,6 +219,22 @@ async function largeMessage() {
   }
 }
 
+/** Every attachment of one message with many, fetched one after the other, as a test suite checking each would. */
+async function manyAttachments() {
+  const svc = await startSvc()
+  try {
+    const client = await connectSmtp(svc.smtpPort)
+    await client.send(buildManyAttachments(SIZE.attachments))
+    client.close()
+    const [{ id }] = (await svc.json('/api/email/summary?limit=1')).items
+    const started = performance.now()
+    for (let i = 0; i < SIZE.attachments; i++) await timedRequest(`${svc.baseUrl}/api/email/${id}/attachment/scan-${i}.jpg`, { keep: false })
+    return { attachments: performance.now() - started }
+  } finally {
+    await svc.stop()
+  }
+}
+
 /** Each scenario starts its own svc; `--only` names scenarios to run alone. */
 const SCENARIOS = {
   intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
@@ -228,6 +245,7 @@ const SCENARIOS = {
   store: largeStore,
   restore,
   large: largeMessage,
+  attachments: manyAttachments,
 }
 
 async function runOnce() {

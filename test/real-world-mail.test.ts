@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { mkdtemp, readdir, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEmail } from '../src/mail/parse.js'
 import { parseMail } from '../src/mail/pool.js'
@@ -15,7 +16,7 @@ import { startSvc, type TestSvc } from './support/svc.js'
  * back over REST, then again after a restart on the same mail directory.
  */
 
-const FIXTURES = [
+const FILES = [
   'headerless.eml',
   'empty-content-type.eml',
   'slash-name.eml',
@@ -23,10 +24,32 @@ const FIXTURES = [
   'big5-subject.eml',
   'gb2312-subject.eml',
   'group-comments.eml',
+  'winmail-tnef.eml',
+  'nested-rfc822.eml',
+  'missing-boundary.eml',
 ] as const
+/** Generated here rather than kept as a file. */
+const MANY_ATTACHMENTS = 'many-attachments'
+const FIXTURES = [...FILES, MANY_ATTACHMENTS] as const
 type Fixture = (typeof FIXTURES)[number]
+const ATTACHMENT_COUNT = 300
 
-const fixture = (name: Fixture): Buffer => readFileSync(new URL(`./fixtures/mail/${name}`, import.meta.url))
+/** Attachment `index` of the generated message: 1 to 2 KB, bytes of every value, different for each. */
+const generatedContent = (index: number): Buffer => Buffer.from(Array.from({ length: 1000 + index * 3 }, (_, i) => (i * 7 + index) % 256))
+
+/** A scanner's message: a text part and ATTACHMENT_COUNT base64 attachments, names and types alternating. */
+function manyAttachments(): Buffer {
+  const parts = Array.from({ length: ATTACHMENT_COUNT }, (_, index) => {
+    const [name, type] = index % 2 ? [`page-${index}.png`, 'image/png'] : [`page-${index}.pdf`, 'application/pdf']
+    const body = generatedContent(index).toString('base64').replace(/.{76}/g, '$&\r\n')
+    return `--scan\r\nContent-Type: ${type}; name="${name}"\r\nContent-Disposition: attachment; filename="${name}"\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n`
+  })
+  const head = 'From: Scanner <scanner@office.example>\r\nTo: inbox@example.com\r\nSubject: 300 pages\r\nMIME-Version: 1.0\r\n'
+  return Buffer.from(`${head}Content-Type: multipart/mixed; boundary="scan"\r\n\r\n--scan\r\nContent-Type: text/plain\r\n\r\nScanned.\r\n${parts.join('')}--scan--\r\n`)
+}
+
+const fixture = (name: Fixture): Buffer =>
+  name === MANY_ATTACHMENTS ? manyAttachments() : readFileSync(new URL(`./fixtures/mail/${name}`, import.meta.url))
 
 let dir = ''
 let t: TestSvc
@@ -173,6 +196,45 @@ describe('record defects', () => {
       ],
       cc: [],
     })
+  })
+})
+
+describe('attachments of real-world shapes, each served from its own part', () => {
+  it('lists the attachments of Outlook TNEF, a forwarded message/rfc822, a multipart without its closing boundary', () => {
+    const listed = (name: Fixture) => kept(name, (email) => email.attachments.map(({ generatedFileName, contentType, size }) => ({ generatedFileName, contentType, size })))
+    expect(listed('winmail-tnef.eml')).toEqual([{ generatedFileName: 'winmail.dat', contentType: 'application/ms-tnef', size: 275 }])
+    expect(listed('nested-rfc822.eml')).toEqual([
+      { generatedFileName: 'notes.txt', contentType: 'text/plain', size: 89 },
+      { generatedFileName: 'original.eml', contentType: 'message/rfc822', size: 493 },
+    ])
+    expect(listed('missing-boundary.eml')).toEqual([{ generatedFileName: 'build.log', contentType: 'text/plain', size: 37 }])
+    expect(kept('missing-boundary.eml', (email) => email.text)).toBe('Build finished with warnings; the log is attached.')
+  })
+
+  it('serves every attachment byte for byte as mailparser decodes it within the whole message', async () => {
+    for (const name of FIXTURES) {
+      const expected = (await simpleParser(fixture(name))).attachments
+      const { attachments } = after.get(name)!
+      expect(attachments.length, name).toBe(expected.length)
+      for (const [index, attachment] of attachments.entries()) {
+        const response = await t.api(`/api/email/${ids.get(name)}/attachment/${encodeURIComponent(attachment.generatedFileName)}`)
+        expect(response.status, `${name} ${attachment.generatedFileName}`).toBe(200)
+        expect(Buffer.from(await response.arrayBuffer()).equals(expected[index]!.content), `${name} ${attachment.generatedFileName}`).toBe(true)
+      }
+    }
+  })
+
+  it('serves each of 300 attachments of one message by its name, one after the other, and 404 for a name it lacks', async () => {
+    const id = ids.get(MANY_ATTACHMENTS)!
+    expect(kept(MANY_ATTACHMENTS, (email) => email.attachments.length)).toBe(ATTACHMENT_COUNT)
+    for (let index = ATTACHMENT_COUNT - 1; index >= 0; index--) {
+      const name = index % 2 ? `page-${index}.png` : `page-${index}.pdf`
+      const response = await t.api(`/api/email/${id}/attachment/${name}`)
+      expect(response.status, name).toBe(200)
+      expect(response.headers.get('content-type'), name).toBe(index % 2 ? 'image/png' : 'application/pdf')
+      expect(Buffer.from(await response.arrayBuffer()).equals(generatedContent(index)), name).toBe(true)
+    }
+    expect((await t.api(`/api/email/${id}/attachment/page-300.pdf`)).status).toBe(404)
   })
 })
 

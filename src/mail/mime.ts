@@ -13,6 +13,14 @@ export interface MimeAttachment {
   /** Decoded size in bytes. */
   size: number
   content?: Buffer
+  /** Where its MIME entity (header block and body) lies in the raw message; see readEntity. */
+  entity?: ByteRange
+}
+
+/** `raw.subarray(start, end)`. */
+export interface ByteRange {
+  start: number
+  end: number
 }
 
 export interface MimeMessage {
@@ -34,6 +42,9 @@ const parserOptions: MailParserOptions & { maxHeadSize: number } = {
   maxHeadSize: Number.MAX_SAFE_INTEGER,
 }
 
+/** What svc reads of the pieces mailsplit hands mailparser: a node's header block, its body, what lies between. */
+type SplitterChunk = { type: 'node'; getHeaders(): Buffer } | { type: 'body' | 'data'; value?: Buffer }
+
 /** What svc reads of mailparser's tree of MIME nodes (not part of its typings). */
 interface MimeNode {
   contentType?: string | false
@@ -43,7 +54,8 @@ interface MimeNode {
 }
 
 /**
- * MailParser, except that the text parts of a multipart/mixed message with
+ * MailParser, except that it notes where each attachment lies in the
+ * message, and that the text parts of a multipart/mixed message with
  * HTML parts are kept in its `html`, in document order, as mailparser's own
  * text-to-HTML makes them (escaped, links made links): with `skipTextToHtml`
  * they were left out, leaving only the `<br/>` that joins the parts.
@@ -51,13 +63,46 @@ interface MimeNode {
  * sets `html`, and again afterwards for its `textAsHtml`, which svc does not
  * use and is skipped here; a message without HTML needs neither.
  */
-class MergingParser extends MailParser {
+class SvcParser extends MailParser {
   textToHtml(text: string): string {
     const self = this as unknown as { html: string | false; hasHtml: boolean }
     return self.html === false && self.hasHtml ? mailparserTextToHtml.call(this, text) : ''
   }
+
+  /**
+   * Bytes of the message handed over so far. mailsplit's pieces (header
+   * blocks as read, bodies, boundary lines) add up to the message byte for
+   * byte (its joiner relies on it), so counting them tells where each part lies.
+   */
+  offset = 0
+  /** The entity of the node being read, until its body ends. */
+  private current: ByteRange | undefined
+  /** Each attachment mailparser pushes, with the byte range of its entity. */
+  readonly entities = new WeakMap<object, ByteRange>()
+
+  processChunk(data: SplitterChunk, done: (error?: Error) => void): void {
+    const self = this as unknown as { attachmentList: object[] }
+    const before = self.attachmentList.length
+    let node: ByteRange | undefined
+    if (data.type === 'node') {
+      node = this.current = { start: this.offset, end: (this.offset += data.getHeaders().length) }
+    } else if (data.value) {
+      // A body continues its node's entity; anything else ends it.
+      if (data.type === 'body' && this.current?.end === this.offset) this.current.end += data.value.length
+      else this.current = undefined
+      this.offset += data.value.length
+    }
+    mailparserProcessChunk.call(this, data, done)
+    // A node that is an attachment is pushed at once, before its body is read.
+    if (node && self.attachmentList.length > before) this.entities.set(self.attachmentList.at(-1)!, node)
+  }
 }
-const mailparserTextToHtml = (MailParser.prototype as unknown as { textToHtml(text: string): string }).textToHtml
+const mailparserPrototype = MailParser.prototype as unknown as {
+  textToHtml(text: string): string
+  processChunk(data: SplitterChunk, done: (error?: Error) => void): void
+}
+const mailparserTextToHtml = mailparserPrototype.textToHtml
+const mailparserProcessChunk = mailparserPrototype.processChunk
 
 /**
  * Reads a message with mailparser's MailParser, the way its simpleParser
@@ -67,7 +112,7 @@ const mailparserTextToHtml = (MailParser.prototype as unknown as { textToHtml(te
  */
 export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => boolean = () => false): Promise<MimeMessage> {
   return new Promise((resolve, reject) => {
-    const parser = new MergingParser(parserOptions)
+    const parser = new SvcParser(parserOptions)
     const message: MimeMessage = { headers: new Map(), headerLines: [], attachments: [] }
     const nameOf = nameGenerator()
     let settled = false
@@ -87,6 +132,7 @@ export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => bool
         contentDisposition: part.contentDisposition,
         cid: part.cid,
         size: 0,
+        entity: parser.entities.get(part),
       }
       message.attachments.push(attachment)
       const chunks: Buffer[] | undefined = keep(attachment) ? [] : undefined
@@ -131,6 +177,8 @@ export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => bool
       if (settled) return
       settled = true
       message.charset = declaredCharset((parser as unknown as { tree: MimeNode | false }).tree)
+      // Should mailsplit ever rewrite a piece, the count would be off: then no range is trusted.
+      if (parser.offset !== raw.length) for (const attachment of message.attachments) delete attachment.entity
       resolve(message)
     })
     feed(parser, raw)

@@ -7,7 +7,7 @@ import type { Headers } from 'mailparser'
 import addressparser from 'nodemailer/lib/addressparser'
 import type { Address, Email, Envelope } from '../types.js'
 import { formatSize } from './format.js'
-import { readMime, type MimeMessage } from './mime.js'
+import { readMime, type MimeAttachment, type MimeMessage } from './mime.js'
 
 const ID_BYTES = 8
 /** Random bytes drawn 512 ids at a time: one call into the CSPRNG per id cost more than the rest of createId. */
@@ -85,16 +85,54 @@ export function notAMessage(email: Email, raw: Buffer): string | undefined {
   return BINARY_BYTE.test(raw.toString('latin1')) ? 'binary data without a header field' : undefined
 }
 
-/** Re-reads one attachment's content from the raw message, by generated name or filename; the others are skipped unread. */
-export async function readAttachment(raw: Buffer, filename: string): Promise<{ contentType: string; content: Buffer } | undefined> {
-  let wanted = true
-  const parsed = await readMime(raw, (attachment) => {
-    const match = wanted && (attachment.generatedFileName === filename || attachment.filename === filename)
-    if (match) wanted = false
-    return match
-  })
-  const found = parsed.attachments.find((attachment) => attachment.content)
-  return found && { contentType: found.contentType, content: found.content! }
+/** Attachment lists of the messages last served from, by key (the message id): names and where each lies. */
+const attachmentIndexes = new Map<string, { size: number; attachments: MimeAttachment[] }>()
+const ATTACHMENT_INDEXES = 64
+
+/**
+ * One attachment's content, by generated name or filename. The message is
+ * read through once to list its attachments and where each lies (none is
+ * kept), and that list is remembered by `key`; the attachment is then
+ * decoded from its own MIME entity alone. Serving the 300 attachments of a
+ * message one by one reads the whole message once, not 300 times.
+ */
+export async function readAttachment(
+  raw: Buffer,
+  filename: string,
+  key?: string,
+): Promise<{ contentType: string; content: Buffer } | undefined> {
+  let index = key === undefined ? undefined : attachmentIndexes.get(key)
+  if (index?.size !== raw.length) index = { size: raw.length, attachments: (await readMime(raw)).attachments }
+  if (key !== undefined) {
+    attachmentIndexes.delete(key)
+    attachmentIndexes.set(key, index)
+    if (attachmentIndexes.size > ATTACHMENT_INDEXES) attachmentIndexes.delete(attachmentIndexes.keys().next().value!)
+  }
+  const position = index.attachments.findIndex((attachment) => attachment.generatedFileName === filename || attachment.filename === filename)
+  const attachment = index.attachments[position]
+  if (!attachment) return undefined
+  const content = (await readEntity(raw, attachment)) ?? (await readWhole(raw, position))
+  return { contentType: attachment.contentType, content }
+}
+
+/**
+ * Decodes an attachment from its MIME entity alone, parsed as a message of
+ * its own: what makes a part an attachment, and how it is decoded, lies in
+ * its own header block. Undefined when that reading does not give the same
+ * attachment (a part whose type its parent implies, say).
+ */
+async function readEntity(raw: Buffer, { entity, size, contentType }: MimeAttachment): Promise<Buffer | undefined> {
+  if (!entity) return undefined
+  const { attachments } = await readMime(raw.subarray(entity.start, entity.end), () => true)
+  const [alone] = attachments
+  return attachments.length === 1 && alone!.size === size && alone!.contentType === contentType ? alone!.content : undefined
+}
+
+/** The attachment at `position`, read from the whole message; the others are skipped unread. */
+async function readWhole(raw: Buffer, position: number): Promise<Buffer> {
+  let seen = 0
+  const { attachments } = await readMime(raw, () => seen++ === position)
+  return attachments[position]!.content!
 }
 
 /** mailparser reads X-Priority, X-MSMail-Priority, Importance and Priority into one header value. */

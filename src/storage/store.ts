@@ -86,7 +86,7 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       if (!attachment) return undefined
       const found = driver.attachment
         ? await driver.attachment(id, attachment.generatedFileName)
-        : await driver.raw(id).then((raw) => raw && readAttachment(raw, attachment.generatedFileName))
+        : await driver.raw(id).then((raw) => raw && readAttachment(raw, attachment.generatedFileName, id))
       return found && { ...found, attachment }
     },
     async requireAttachment(id, filename) {

@@ -27,7 +27,7 @@ export {
   type StorageDriverOptions,
 } from './storage/driver.js'
 export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './storage/store.js'
-export { createId, notAMessage, parseEmail, readAttachment, type ParseInput } from './mail/parse.js'
+export { createId, notAMessage, parseEmail, readAttachment, RECORD_VERSION, type ParseInput } from './mail/parse.js'
 export { parseMail, type ParseMailInput } from './mail/pool.js'
 export { formatSize, toSearchText, toSummary } from './mail/format.js'
 export { extractLinks, type MailLink } from './mail/links.js'

@@ -62,12 +62,13 @@ it('restores ids, times, subjects, bodies and attachments after a restart on the
   expect(withAttachments.attachments.map((a) => a.filename).sort()).toEqual(['logo.png', 'notes.txt'])
   const { stream } = await second.svc.smtp.getEmailAttachment(withAttachments.id, 'logo.png')
   expect(Buffer.concat(await stream.toArray())).toEqual(png)
-  // The envelope is not in the file: it is rebuilt from the headers.
+  // The envelope is not in the file but in its sidecar, as intake knew it.
+  expect(after[1]!.envelope).toEqual(before[1]!.envelope)
   expect(after[1]!.envelope).toEqual({
     from: { address: 'sender@example.com' },
     to: [{ address: 'dave@example.com' }],
-    host: '',
-    remoteAddress: '',
+    host: expect.any(String),
+    remoteAddress: expect.stringMatching(/127\.0\.0\.1$/),
   })
 })
 
@@ -116,10 +117,10 @@ it('creates a missing directory', async () => {
   const nested = join(mail.dir, 'a', 'b')
   const t = await start({ mailDirectory: nested })
   const { id } = await t.send({ subject: 'Nested' })
-  expect(await readdir(nested)).toEqual([`${id}.eml`])
+  expect((await readdir(nested)).sort()).toEqual([`${id}.eml`, `${id}.json`])
 })
 
-it('removes the file (and a 2.x attachment folder) when an email is deleted', async () => {
+it('removes the file, its sidecar (and a 2.x attachment folder) when an email is deleted', async () => {
   const t = await start()
   const { id } = await t.send({ subject: 'Doomed' })
   const kept = await t.send({ subject: 'Kept' })
@@ -130,7 +131,7 @@ it('removes the file (and a 2.x attachment folder) when an email is deleted', as
   const response = await t.api(`/api/email/${id}`, { method: 'DELETE' })
   expect(response.status).toBe(200)
   expect(await t.svc.store.has(id)).toBe(false)
-  expect(await readdir(mail.dir)).toEqual([`${kept.id}.eml`])
+  expect((await readdir(mail.dir)).sort()).toEqual([`${kept.id}.eml`, `${kept.id}.json`])
 
   await t.svc.smtp.deleteAllEmails()
   expect(await readdir(mail.dir)).toEqual([])
@@ -180,4 +181,65 @@ it('answers 451 and keeps nothing when the file cannot be written', async () => 
   }
   expect((await t.svc.store.counts()).total).toBe(0)
   await rm(mail.dir)
+})
+
+it('restores a directory of .eml files alone (2.x) by parsing them, writes their sidecars, and gives the same records again from those', async () => {
+  await writeFile(join(mail.dir, 'old1.eml'), message('Written by 2.x'))
+  await writeFile(join(mail.dir, 'old2.eml'), message('Also by 2.x', 'Zed <zed@example.com>'))
+  const first = await start()
+  const parsed = await allEmails(first)
+  // Nothing beside the file: the envelope is rebuilt from the headers.
+  expect(parsed.find((email) => email.id === 'old2')!.envelope).toEqual({
+    from: { address: 'zed@example.com' },
+    to: [{ address: 'bob@example.com' }, { address: 'carol@example.com' }],
+    host: '',
+    remoteAddress: '',
+  })
+  await mail.stop(first)
+  expect((await readdir(mail.dir)).sort()).toEqual(['old1.eml', 'old1.json', 'old2.eml', 'old2.json'])
+  const meta = JSON.parse(await readFile(join(mail.dir, 'old1.json'), 'utf8'))
+  expect(meta).toMatchObject({ read: false, size: (await stat(join(mail.dir, 'old1.eml'))).size, email: { id: 'old1', subject: 'Written by 2.x' } })
+
+  const second = await start()
+  expect(await allEmails(second)).toEqual(parsed)
+})
+
+it('parses the .eml again when its sidecar does not describe it: damaged, for other bytes, or from another parser version', async () => {
+  const first = await start()
+  const ids = []
+  for (const subject of ['Damaged', 'Resized', 'Older parser', 'Intact']) ids.push((await first.send({ subject })).id)
+  const before = await allEmails(first)
+  await mail.stop(first)
+  const sidecar = (id: string) => join(mail.dir, `${id}.json`)
+  const edit = async (id: string, change: (meta: Record<string, unknown>) => void) => {
+    const meta = JSON.parse(await readFile(sidecar(id), 'utf8'))
+    change(meta)
+    meta.email.subject = 'Not what the file says'
+    await writeFile(sidecar(id), JSON.stringify(meta))
+  }
+  await writeFile(sidecar(ids[0]!), '{"read":false,"parser":1,"si')
+  await edit(ids[1]!, (meta) => (meta.size = Number(meta.size) + 1))
+  await edit(ids[2]!, (meta) => (meta.parser = 0))
+
+  const second = await start()
+  const after = await allEmails(second)
+  expect(after.map(({ id, subject }) => ({ id, subject }))).toEqual(before.map(({ id, subject }) => ({ id, subject })))
+  // The intact sidecar kept what intake knew; the others gave way to the file, read as 2.x files are.
+  expect(after[3]!.envelope).toEqual(before[3]!.envelope)
+  expect(after[0]!.envelope.remoteAddress).toBe('')
+  // ... and were written again.
+  expect(JSON.parse(await readFile(sidecar(ids[0]!), 'utf8')).email.subject).toBe('Damaged')
+})
+
+it('removes at start-up a sidecar whose .eml is gone (a message 2.x deleted), and never makes a message of it', async () => {
+  const first = await start()
+  const { id } = await first.send({ subject: 'Deleted by 2.x' })
+  const kept = await first.send({ subject: 'Kept' })
+  await mail.stop(first)
+  await rm(join(mail.dir, `${id}.eml`))
+  await writeFile(join(mail.dir, `.${id}.json.tmp`), '{"read":')
+
+  const second = await start()
+  expect((await allEmails(second)).map((email) => email.id)).toEqual([kept.id])
+  expect((await readdir(mail.dir)).sort()).toEqual([`${kept.id}.eml`, `${kept.id}.json`])
 })

@@ -27,6 +27,7 @@ const FILES = [
   'winmail-tnef.eml',
   'nested-rfc822.eml',
   'missing-boundary.eml',
+  'empty-date.eml',
 ] as const
 /** Generated here rather than kept as a file. */
 const MANY_ATTACHMENTS = 'many-attachments'
@@ -58,10 +59,13 @@ const ids = new Map<Fixture, string>()
 const before = new Map<Fixture, Email>()
 const after = new Map<Fixture, Email>()
 
+/** What the SMTP client says beside the message: a Bcc recipient is in the envelope only. */
+const ENVELOPE = { ehlo: 'app.client.test', from: 'bounces@app.example', to: ['visible@example.com', 'hidden-bcc@example.com'] }
+
 /** The raw bytes of a message over SMTP; resolves its id once svc has it, after checking the 250. */
 async function deliver(data: Buffer): Promise<string> {
   const received = new Promise<string>((resolve) => t.svc.smtp.once('new', (email) => resolve(email.id)))
-  const reply = await sendRaw(t.smtpPort, { data })
+  const reply = await sendRaw(t.smtpPort, { data, ...ENVELOPE })
   expect(reply.code, reply.lines.join(' ')).toBe(250)
   return received
 }
@@ -102,7 +106,31 @@ it('keeps every message byte for byte, before and after the restart', async () =
     const response = await t.api(`/api/email/${ids.get(name)}/source`)
     expect(Buffer.from(await response.arrayBuffer()).equals(fixture(name)), name).toBe(true)
   }
-  expect((await readdir(dir)).sort()).toEqual([...ids.values()].map((id) => `${id}.eml`).sort())
+  // Each message and its sidecar, nothing else.
+  expect((await readdir(dir)).sort()).toEqual([...ids.values()].flatMap((id) => [`${id}.eml`, `${id}.json`]).sort())
+})
+
+describe('a restart gives back the records intake made', () => {
+  it('the whole record of every message: time, date, envelope, every parsed field', () => {
+    for (const name of FIXTURES) kept(name, ({ read, ...record }) => record)
+  })
+
+  it('the envelope: client name and address, sender, every recipient, the Bcc one too', () => {
+    for (const name of FIXTURES) {
+      const { envelope } = kept(name, (email) => email)
+      expect(envelope, name).toEqual({
+        from: { address: ENVELOPE.from },
+        to: ENVELOPE.to.map((address) => ({ address })),
+        host: ENVELOPE.ehlo,
+        remoteAddress: expect.stringMatching(/127\.0\.0\.1$/),
+      })
+    }
+  })
+
+  it('the date of a message whose Date header is empty: its time of receipt, not the time of the restart', () => {
+    const { time, date } = kept('empty-date.eml', (email) => email)
+    expect(date).toBe(time)
+  })
 })
 
 describe('a 250 is a message that comes back after a restart', () => {
@@ -130,7 +158,7 @@ describe('a 250 is a message that comes back after a restart', () => {
     expect(empty.lines.join(' ')).toMatch(/Not an e-mail message: empty/)
 
     expect((await t.svc.store.counts()).total).toBe(FIXTURES.length)
-    expect(await readdir(dir)).toEqual(files)
+    expect((await readdir(dir)).sort()).toEqual(files.sort())
   })
 })
 

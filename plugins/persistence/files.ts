@@ -7,12 +7,15 @@ import { join } from 'node:path'
  */
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/
 const MAIL_FILE = /^([A-Za-z0-9_-]{1,64})\.eml$/
-/** Where a message is written before it is renamed to `<id>.eml`. */
-const TEMP_FILE = /^\.[A-Za-z0-9_-]{1,64}\.eml\.tmp$/
+/** The metadata sidecar of `<id>.eml` (meta.ts). */
+const META_FILE = /^([A-Za-z0-9_-]{1,64})\.json$/
+/** Where a message or its sidecar is written before it is renamed to `<id>.eml` or `<id>.json`. */
+const TEMP_FILE = /^\.[A-Za-z0-9_-]{1,64}\.(eml|json)\.tmp$/
 
 export const isSafeId = (id: string): boolean => SAFE_ID.test(id)
 
 export const mailFilePath = (dir: string, id: string): string => join(dir, `${id}.eml`)
+export const metaFilePath = (dir: string, id: string): string => join(dir, `${id}.json`)
 
 /** What a scan of the mail directory found. */
 export interface DirectoryScan {
@@ -20,19 +23,26 @@ export interface DirectoryScan {
   ids: string[]
   /** Temporary files of writes that never finished (never acknowledged). */
   temps: string[]
+  /** Ids of `<id>.json` sidecars without their `<id>.eml` (removed by 2.x, or a write that never finished). */
+  orphans: string[]
   /** `.eml` entries refused: unsafe names, symlinks, directories. */
   refused: string[]
 }
 
 /** Lists the mail files; anything that is not an `.eml` file is ignored (2.x keeps attachments in `<id>/`). */
 export async function scanDirectory(dir: string): Promise<DirectoryScan> {
-  const scan: DirectoryScan = { ids: [], temps: [], refused: [] }
+  const scan: DirectoryScan = { ids: [], temps: [], orphans: [], refused: [] }
+  const metas: string[] = []
   for (const entry of await readdir(dir, { withFileTypes: true })) {
     const match = MAIL_FILE.exec(entry.name)
+    const meta = META_FILE.exec(entry.name)
     if (match && entry.isFile()) scan.ids.push(match[1]!)
+    else if (meta && entry.isFile()) metas.push(meta[1]!)
     else if (TEMP_FILE.test(entry.name) && entry.isFile()) scan.temps.push(entry.name)
     else if (entry.name.toLowerCase().endsWith('.eml')) scan.refused.push(entry.name)
   }
+  const ids = new Set(scan.ids)
+  scan.orphans = metas.filter((id) => !ids.has(id))
   return scan
 }
 
@@ -90,10 +100,12 @@ function syncDirectoryShared(dir: string): Promise<void> {
   return state.next
 }
 
-/** Removes `<id>.eml` and the 2.x attachment folder `<id>/`; absent files are fine. */
+/** Removes `<id>.eml`, its sidecar `<id>.json` and the 2.x attachment folder `<id>/`; absent files are fine. */
 export async function removeMailFiles(dir: string, id: string): Promise<void> {
   if (!isSafeId(id)) return
-  await Promise.all([rm(mailFilePath(dir, id), { force: true }), rm(join(dir, id), { recursive: true, force: true })])
+  // The `.eml` first: a sidecar alone is an orphan, removed at the next start, never a message.
+  await rm(mailFilePath(dir, id), { force: true })
+  await Promise.all([rm(metaFilePath(dir, id), { force: true }), rm(join(dir, id), { recursive: true, force: true })])
 }
 
 /** Flushes directory entries (renames); platforms that cannot open a directory for that are skipped. */

@@ -2,8 +2,9 @@ import { access, constants, mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ConsolaInstance } from 'consola'
 import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc/kit'
-import { removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
+import { metaFilePath, removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
 import { loadMailFiles } from './load.js'
+import { writeMetaFile } from './meta.js'
 
 const options = defineOptions({
   mailDirectory: { type: 'dir', default: '', env: 'SVC_MAIL_DIRECTORY', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
@@ -11,9 +12,9 @@ const options = defineOptions({
 
 /**
  * `--mail-directory`: every accepted message is kept as `<dir>/<id>.eml`
- * (the 2.x layout) before the SMTP client gets its `250`, restored at
- * start-up, and its files removed when the message is removed. See
- * docs/storage.md.
+ * (the 2.x layout) with what intake knew beside it in `<id>.json`, before
+ * the SMTP client gets its `250`, restored at start-up, and its files
+ * removed when the message is removed. See docs/storage.md.
  */
 export default definePlugin({
   name: 'persistence',
@@ -40,6 +41,8 @@ export default definePlugin({
     // A temporary file is a write that never finished, so its message was never acknowledged.
     await Promise.all(scan.temps.map((name) => rm(join(dir, name), { force: true })))
     if (scan.temps.length) logger.info(`Removed ${scan.temps.length} unfinished write(s) left by a crash`)
+    await Promise.all(scan.orphans.map((id) => rm(metaFilePath(dir, id), { force: true })))
+    if (scan.orphans.length) logger.info(`Removed ${scan.orphans.length} metadata file(s) whose message is gone`)
     const { prepare } = store.driver
     const restored = await loadMailFiles(dir, scan.ids, prepare, logger, (mail) => store.add(mail))
     logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
@@ -47,8 +50,9 @@ export default definePlugin({
     const unhooks = [
       // Thrown errors reach the kernel, which drops the message and answers 451.
       hooks.hook('mail:received', async (email, { raw, origin }) => {
-        // A reloaded message comes from its own file.
-        if (origin !== 'reload') await track(email.id, () => writeMailFile(dir, email.id, raw, new Date(email.time)))
+        // A reloaded message comes from its own file. The sidecar first: the `.eml` is what makes a message,
+        // and its directory flush covers both.
+        if (origin !== 'reload') await track(email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
       }),
       hooks.hook('mail:deleted', async ({ id }) => {
         try {

@@ -2,6 +2,7 @@ import { readFile, stat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
 import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail } from 'svc/kit'
 import { mailFilePath } from './files.js'
+import { readMetaFile, writeMetaFile } from './meta.js'
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
 const CONCURRENCY = 16
@@ -62,14 +63,20 @@ async function statMailFile(dir: string, id: string, logger: ConsolaInstance): P
 }
 
 /**
- * One `<id>.eml`: received at the file's mtime (the Date header when the
- * mtime is implausible), unread, with the envelope rebuilt from the headers
- * since the file does not keep it. Undefined, and logged, when it cannot be used.
+ * One `<id>.eml`: with its sidecar, the record kept there, not parsed again.
+ * Without one (a 2.x file, a file copied in): parsed, received at the
+ * file's mtime (the Date header when the mtime is implausible), unread,
+ * with the envelope rebuilt from the headers; the sidecar is then written
+ * so the next start need not parse it. Undefined, and logged, when it
+ * cannot be used.
  */
 async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<IncomingMail | undefined> {
   try {
-    const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
     const raw = await readFile(mailFilePath(dir, id))
+    const kept = await readMetaFile(dir, id, raw)
+    // The driver prepares it itself, as it does any message that did not come through a parser thread.
+    if (kept) return { email: kept, raw }
+    const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
     const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined, prepare })
     const { email } = mail
     // The rule SMTP intake applies: every message it acknowledged comes back.
@@ -82,6 +89,7 @@ async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: strin
     email.envelope = envelopeFromHeaders(email)
     // parseEmail gives `date` from the Date header, or the current time without one.
     if (!plausible) email.time = email.date
+    await writeMetaFile(dir, email).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
     return mail
   } catch (error) {
     logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)

@@ -31,13 +31,21 @@ export interface ParseInput {
   time?: Date
 }
 
+/**
+ * The version of the records parseEmail makes: raise it with any change to
+ * what a given message gives, so that records kept from an earlier version
+ * (the mail directory's sidecars) are made again.
+ */
+export const RECORD_VERSION = 1
+
 /** Turns a raw RFC 822 message into svc's Email record. */
 export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
   const parsed = await readMime(raw)
   const fields = headerFields(parsed)
   // Repeated headers joined by newlines.
   const headers = Object.fromEntries([...fields].map(([name, values]) => [name, values.map(decodeWords).join('\n')]))
-  const date = validDate(parsed.headers.get('date'))
+  // Read here: mailparser stands in the current time for a Date header it cannot read, a different date on every parse.
+  const date = validDate(new Date(fields.get('date')?.at(-1) ?? Number.NaN))
   return {
     id,
     time: time.toISOString(),

@@ -124,6 +124,20 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     return { ...email, read: entry.summary.read }
   }
 
+  /**
+   * A removed entry stays in the lists as a tombstone until they are
+   * compacted; what it held goes at once, so removed mail holds no memory.
+   */
+  const release = (entry: Entry) => {
+    entry.removed = true
+    entry.search = ''
+    entry.filter = ''
+    entry.packed = ''
+    entry.raw = undefined
+    entry.cc = NONE
+    entry.filenames = NONE
+  }
+
   const setRead = (entry: Entry): boolean => {
     if (entry.summary.read) return false
     entry.summary.read = true
@@ -186,7 +200,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       if (!entry) return false
       byId.delete(id)
       recentEmails.delete(id)
-      entry.removed = true
+      release(entry)
       tombstones++
       if (!entry.summary.read) unread--
       if (byId.size === 0) {

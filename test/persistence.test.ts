@@ -243,3 +243,21 @@ it('removes at start-up a sidecar whose .eml is gone (a message 2.x deleted), an
   expect((await allEmails(second)).map((email) => email.id)).toEqual([kept.id])
   expect((await readdir(mail.dir)).sort()).toEqual([`${kept.id}.eml`, `${kept.id}.json`])
 })
+
+it('keeps the read state across a restart: a message read by id, every message after read-all, the unread ones unread', async () => {
+  const first = await start()
+  const read = await first.send({ subject: 'Read by id' })
+  const unread = await first.send({ subject: 'Left unread' })
+  expect((await first.api(`/api/email/${read.id}`)).status).toBe(200)
+  await mail.stop(first)
+
+  const second = await start()
+  const states = async (t: TestSvc) => Object.fromEntries((await allEmails(t)).map((email) => [email.subject, email.read]))
+  expect(await states(second)).toEqual({ 'Read by id': true, 'Left unread': false })
+  expect((await second.svc.store.counts()).unread).toBe(1)
+  expect(unread.id).not.toBe(read.id)
+  expect((await second.api('/api/email/read-all', { method: 'PATCH' })).status).toBe(200)
+  await mail.stop(second)
+
+  expect(await states(await start())).toEqual({ 'Read by id': true, 'Left unread': true })
+})

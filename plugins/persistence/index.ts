@@ -4,7 +4,7 @@ import type { ConsolaInstance } from 'consola'
 import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc/kit'
 import { metaFilePath, removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
 import { loadMailFiles } from './load.js'
-import { writeMetaFile } from './meta.js'
+import { writeMetaFile, writeMetaRead } from './meta.js'
 
 const options = defineOptions({
   mailDirectory: { type: 'dir', default: '', env: 'SVC_MAIL_DIRECTORY', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
@@ -53,6 +53,14 @@ export default definePlugin({
         // A reloaded message comes from its own file. The sidecar first: the `.eml` is what makes a message,
         // and its directory flush covers both.
         if (origin !== 'reload') await track(email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
+      }),
+      // Kept in the sidecar, so a restart gives the read state back; one at a time, read-all may name thousands.
+      hooks.hook('mail:read', async ({ ids }) => {
+        for (const id of ids) {
+          await track(id, () => writeMetaRead(dir, id, true)).catch((error: Error) => {
+            logger.warn(`Could not keep the read state of ${id}: ${error.message}`)
+          })
+        }
       }),
       hooks.hook('mail:deleted', async ({ id }) => {
         try {

@@ -28,10 +28,12 @@ const FILES = [
   'nested-rfc822.eml',
   'missing-boundary.eml',
   'empty-date.eml',
+  'broken-encodings.eml',
 ] as const
 /** Generated here rather than kept as a file. */
 const MANY_ATTACHMENTS = 'many-attachments'
-const FIXTURES = [...FILES, MANY_ATTACHMENTS] as const
+const HUGE_HEADERS = 'huge-headers'
+const FIXTURES = [...FILES, MANY_ATTACHMENTS, HUGE_HEADERS] as const
 type Fixture = (typeof FIXTURES)[number]
 const ATTACHMENT_COUNT = 300
 
@@ -49,8 +51,16 @@ function manyAttachments(): Buffer {
   return Buffer.from(`${head}Content-Type: multipart/mixed; boundary="scan"\r\n\r\n--scan\r\nContent-Type: text/plain\r\n\r\nScanned.\r\n${parts.join('')}--scan--\r\n`)
 }
 
+/** A message that went through 2,000 relays, with a References header of 400 KB folded over 5,000 lines. */
+function hugeHeaders(): Buffer {
+  const received = Array.from({ length: 2000 }, (_, hop) => `Received: from relay${hop}.example.net (relay${hop}.example.net [10.0.${hop >> 8}.${hop & 255}])\r\n\tby relay${hop + 1}.example.net; Mon, 8 Jan 2024 09:00:00 +0000\r\n`)
+  const references = Array.from({ length: 5000 }, (_, n) => `<thread-${n}-${'x'.repeat(60)}@lists.example.org>`).join('\r\n ')
+  const head = `${received.join('')}From: List <list@lists.example.org>\r\nTo: member@example.com\r\nSubject: Re: the longest thread\r\nReferences: ${references}\r\n`
+  return Buffer.from(`${head}Date: Mon, 8 Jan 2024 09:00:00 +0000\r\n\r\nStill on topic.\r\n`)
+}
+
 const fixture = (name: Fixture): Buffer =>
-  name === MANY_ATTACHMENTS ? manyAttachments() : readFileSync(new URL(`./fixtures/mail/${name}`, import.meta.url))
+  name === MANY_ATTACHMENTS ? manyAttachments() : name === HUGE_HEADERS ? hugeHeaders() : readFileSync(new URL(`./fixtures/mail/${name}`, import.meta.url))
 
 let dir = ''
 let t: TestSvc
@@ -224,6 +234,25 @@ describe('record defects', () => {
       ],
       cc: [],
     })
+  })
+})
+
+describe('broken and oversized shapes', () => {
+  it('reads what can be read of broken encodings: unknown charsets, bad escapes, base64 with junk, uuencode', () => {
+    expect(kept('broken-encodings.eml', ({ subject, from, text, attachments }) => ({ subject, from, text, names: attachments.map((a) => a.generatedFileName) }))).toEqual({
+      subject: expect.stringContaining('café'),
+      from: [{ address: 'broken@example.com', name: expect.any(String) }],
+      text: expect.stringContaining('Soft break, bad escape =ZZ'),
+      names: ['report.pdf', 'notes.txt'],
+    })
+  })
+
+  it('keeps a header block of 2,000 Received lines and a 400 KB References header, whole', () => {
+    const { headers, subject, text } = kept(HUGE_HEADERS, (email) => email)
+    expect(subject).toBe('Re: the longest thread')
+    expect(text).toBe('Still on topic.\n')
+    expect(headers.received!.split('\n')).toHaveLength(2000)
+    expect(headers.references!.split(' ')).toHaveLength(5000)
   })
 })
 

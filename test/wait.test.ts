@@ -70,6 +70,25 @@ describe('GET /api/email/wait', () => {
     await expectJsonError(await waitFor({ from: `noreply-${tag}`, subject: 'Bcc', timeout: '0' }), 408)
   })
 
+  it('takes query in the search syntax, alone or with the other parameters, for stored mail and new arrivals', async () => {
+    const tag = unique()
+    const report = await t.send({ to: `ops-${tag}@example.com`, subject: `Report ${tag}`, attachments: [{ filename: 'report.pdf', content: 'x' }] })
+    const plain = await t.send({ to: `ops-${tag}@example.com`, subject: `Report ${tag} (plain)`, text: 'no attachment here' })
+    const idOf = async (params: Record<string, string>) => ((await (await waitFor({ timeout: '0', ...params })).json()) as Email).id
+    expect(await idOf({ query: `${tag} has:attachment` })).toBe(report.id)
+    expect(await idOf({ query: `subject:${tag} -has:attachment` })).toBe(plain.id)
+    expect(await idOf({ query: 'filename:report.pdf', to: `OPS-${tag}` })).toBe(report.id)
+    await expectJsonError(await waitFor({ query: `${tag} filename:invoice`, timeout: '0' }), 408)
+
+    const pending = waitFor({ query: `"code ${tag}" has:attachment`, from: 'bank', timeout: '10000' })
+    await vi.waitFor(() => expect(waiting()).toBe(1))
+    await t.send({ from: 'bank@example.com', subject: `Your code ${tag}`, text: 'no file' })
+    await t.send({ from: 'shop@example.com', subject: `Your code ${tag}`, attachments: [{ filename: 'a.txt', content: 'x' }] })
+    const wanted = await t.send({ from: 'Bank <alerts@bank.test>', subject: `Your code ${tag}`, attachments: [{ filename: 'a.txt', content: 'x' }] })
+    expect(((await (await pending).json()) as Email).id).toBe(wanted.id)
+    expect(waiting()).toBe(0)
+  })
+
   it('answers 408 { error } once the timeout passes', async () => {
     const started = Date.now()
     const message = await expectJsonError(await waitFor({ subject: `never ${unique()}`, timeout: '300' }), 408)

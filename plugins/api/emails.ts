@@ -68,7 +68,6 @@ export function registerEmailListRoutes(app: H3, store: MailStore, services: Par
       503: 'The wait plugin is not running',
     },
     handler: async (event, { query: { timeout, ...filter } }) => {
-      if (filter.query !== undefined) fail(400, 'query (search syntax) is not available in this version: use from, to, subject and since')
       const waiters = services.waiters ?? fail(503, 'Waiting for mail is not available: the wait plugin is not running')
       const { signal } = event.req
       const found = await waiters.wait(filter, { timeoutMs: timeout, signal })

@@ -48,7 +48,7 @@ const text = (name: string) => z.string({ error: `${name} must be given once` })
 
 /** `GET /api/email/wait` */
 export const waitQuery = z.object({
-  query: text('query').optional().meta({ description: 'Search syntax; not available in this version (answers 400)' }),
+  query: text('query').optional().meta({ description: 'Search syntax (docs/search.md), e.g. has:attachment "reset your password"' }),
   from: text('from').optional().meta({ description: "A sender's address or name, as a case-insensitive substring" }),
   to: text('to').optional().meta({ description: 'A To or Cc recipient, or an envelope recipient (Bcc), as a case-insensitive substring' }),
   subject: text('subject').optional().meta({ description: 'A case-insensitive substring of the subject' }),

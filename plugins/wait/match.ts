@@ -1,17 +1,20 @@
-import type { Address, Email } from 'svc/kit'
 import type { MailWaitFilter } from './index.js'
+import { parseSearch, type SearchQuery, type SearchTerm } from 'svc/kit'
 
-const contains = (text: string | undefined, needle: string) => (text ?? '').toLowerCase().includes(needle.toLowerCase())
-
-const anyParticipant = (list: ReadonlyArray<Partial<Address>>, needle: string) =>
-  list.some((entry) => contains(entry.address, needle) || contains(entry.name, needle))
-
-/** True when the email matches every field of the filter that is given. */
-export function matchesWaitFilter(email: Email, { from, to, subject, since }: MailWaitFilter): boolean {
-  return (
-    (from === undefined || anyParticipant(email.from, from)) &&
-    (to === undefined || anyParticipant([...email.to, ...email.cc, ...email.envelope.to], to)) &&
-    (subject === undefined || contains(email.subject, subject)) &&
-    (since === undefined || Date.parse(email.time) >= since.getTime())
-  )
+/**
+ * A wait filter as one search query: `query` parsed, and `from`, `to`,
+ * `subject` and `since` added as the operators they mean (`from:`, `to:`,
+ * `subject:`, `after:`), so stored mail and new arrivals are matched by the
+ * one search matcher.
+ */
+export function waitSearch({ query, from, to, subject, since }: MailWaitFilter): SearchQuery {
+  const terms: SearchTerm[] = query === undefined ? [] : [...parseSearch(query).terms]
+  const field = (name: 'from' | 'to' | 'subject', value: string | undefined) => {
+    if (value !== undefined && value !== '') terms.push({ kind: 'field', field: name, value: value.toLowerCase(), negated: false })
+  }
+  field('from', from)
+  field('to', to)
+  field('subject', subject)
+  if (since !== undefined) terms.push({ kind: 'received', op: 'after', at: since.getTime(), negated: false })
+  return { terms }
 }

@@ -1,9 +1,9 @@
-import type { Email, MailStore } from 'svc/kit'
+import { compileSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc/kit'
 import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
-import { matchesWaitFilter } from './match.js'
+import { waitSearch } from './match.js'
 
 interface Waiter {
-  filter: MailWaitFilter
+  matches: SearchMatcher
   finish(email: Email | undefined): void
 }
 
@@ -22,13 +22,10 @@ export interface WaiterRegistry extends MailWaiters {
 export function createWaiterRegistry(store: MailStore): WaiterRegistry {
   const waiters = new Set<Waiter>()
 
-  /** Newest first, stopping at the first match or at mail older than `since`. */
-  async function newestStored(filter: MailWaitFilter): Promise<Email | undefined> {
-    for await (const email of store.emails('desc')) {
-      if (filter.since && Date.parse(email.time) < filter.since.getTime()) return undefined
-      if (matchesWaitFilter(email, filter)) return email
-    }
-    return undefined
+  /** The newest stored match, found over what the store keeps for search (no body is unpacked but the one returned). */
+  async function newestStored(search: SearchQuery): Promise<Email | undefined> {
+    const [newest] = (await store.page({ search, sort: 'desc', limit: 1 })).items
+    return newest && store.get(newest.id)
   }
 
   return {
@@ -37,11 +34,12 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
     },
     wait(filter: MailWaitFilter, { timeoutMs, signal }: MailWaitOptions): Promise<Email | undefined> {
       if (signal?.aborted) return Promise.resolve(undefined)
+      const search = waitSearch(filter)
       return new Promise((resolve, reject) => {
         const onAbort = () => waiter.finish(undefined)
         const timer = setTimeout(onAbort, timeoutMs)
         const waiter: Waiter = {
-          filter,
+          matches: compileSearch(search),
           finish(email) {
             if (!waiters.delete(waiter)) return
             clearTimeout(timer)
@@ -52,7 +50,7 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
         // Registered before the store is read, so a message kept meanwhile is not missed.
         waiters.add(waiter)
         signal?.addEventListener('abort', onAbort, { once: true })
-        newestStored(filter).then(
+        newestStored(search).then(
           (email) => email && waiter.finish(email),
           (error: unknown) => {
             waiter.finish(undefined)
@@ -62,7 +60,9 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
       })
     },
     offer(email) {
-      for (const waiter of waiters) if (matchesWaitFilter(email, waiter.filter)) waiter.finish(email)
+      if (waiters.size === 0) return
+      const target = searchTarget(email)
+      for (const waiter of waiters) if (waiter.matches(target)) waiter.finish(email)
     },
     closeAll() {
       for (const waiter of waiters) waiter.finish(undefined)

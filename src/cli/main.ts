@@ -5,6 +5,7 @@ import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
 import { packageVersion } from '../paths.js'
 import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
+import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
 import { writeConfigFile } from './init.js'
 
 /** Exit codes: 2 for bad configuration, 1 for a failure to start (a busy port). */
@@ -36,6 +37,41 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
     ...optionArgs(table),
   } satisfies ArgsDef
 
+  const healthcheckArgs = {
+    ...serveArgs,
+    timeout: {
+      type: 'string',
+      description: `Milliseconds both checks may take together; default ${HEALTHCHECK_TIMEOUT_DEFAULT}`,
+      valueHint: 'ms',
+    },
+  } satisfies ArgsDef
+
+  /** The configuration `svc` would run with, from the config file, the environment and the flags. */
+  const configOf = (args: Record<string, unknown>) => {
+    const stack = [layers.file(file.values, file.file ?? 'config'), layers.env(process.env), layers.flags(flagValues(args, table))]
+    return resolveConfig(stack, file.plugins, knownPlugins(file.plugins))
+  }
+
+  const healthcheck = defineCommand({
+    meta: {
+      name: 'healthcheck',
+      description:
+        'Check the svc configured by the same flags, variables and config file: GET <base-pathname>/api/healthz and the SMTP greeting on loopback; exit 0 when both answer, else 1',
+    },
+    args: healthcheckArgs,
+    async run({ args }) {
+      const given: unknown = args.timeout
+      const timeout = given === undefined ? HEALTHCHECK_TIMEOUT_DEFAULT : /^\d+$/.test(String(given)) ? Number(given) : Number.NaN
+      if (!Number.isSafeInteger(timeout) || timeout < 1) {
+        throw new ConfigError([`--timeout: ${JSON.stringify(given)} is not a whole number of milliseconds >= 1`])
+      }
+      const report = await checkHealth(configOf(args), timeout)
+      if (report.ok) console.log(report.line)
+      else console.error(report.line)
+      process.exit(report.ok ? 0 : EXIT_START)
+    },
+  })
+
   const init = defineCommand({
     meta: { name: 'init', description: 'Write svc.config.ts in the current folder (flags fill in options)' },
     args: initArgs,
@@ -51,10 +87,9 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
   const main = defineCommand({
     meta: { name: 'svc', version: packageVersion, description: 'A development mail catcher: SMTP in; web inbox, REST, Socket.IO and MCP out' },
     args: serveArgs,
-    subCommands: { init },
+    subCommands: { init, healthcheck },
     async run({ args }) {
-      const stack = [layers.file(file.values, file.file ?? 'config'), layers.env(process.env), layers.flags(flagValues(args, table))]
-      const config = resolveConfig(stack, file.plugins, knownPlugins(file.plugins))
+      const config = configOf(args)
       const svc = new Svc(config)
       svc.hooks.hook('server:ready', async (info) => {
         const lines = [`SMTP    smtp://${config.ip}:${info.smtpPort}`]
@@ -82,7 +117,10 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       }
     },
   })
-  return { main, init, serveArgs, initArgs }
+  return {
+    main: { command: main, args: serveArgs },
+    subCommands: { init: { command: init, args: initArgs }, healthcheck: { command: healthcheck, args: healthcheckArgs } },
+  }
 }
 
 /** Entry of the `svc` binary. */
@@ -97,16 +135,16 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     } catch (error) {
       throw new ConfigError([(error as Error).message])
     }
-    const { main, init, serveArgs, initArgs } = commands(table, file)
-    const command = isInit ? init : main
-    const argsDef = isInit ? initArgs : serveArgs
-    const ownArgs = normalizeFlags(markBareFlags(isInit ? rawArgs.slice(1) : rawArgs, table), table)
+    const { main, subCommands } = commands(table, file)
+    const sub = Object.hasOwn(subCommands, rawArgs[0] ?? '') ? subCommands[rawArgs[0] as keyof typeof subCommands] : undefined
+    const { command, args: argsDef } = sub ?? main
+    const ownArgs = normalizeFlags(markBareFlags(sub ? rawArgs.slice(1) : rawArgs, table), table)
     const parsed = parseArgs(ownArgs, argsDef)
     if (parsed.help) {
-      console.log(await renderUsage(command as CommandDef, isInit ? (main as CommandDef) : undefined))
+      console.log(await renderUsage(command as CommandDef, sub ? (main.command as CommandDef) : undefined))
       return
     }
-    if (!isInit && parsed.version) {
+    if (!sub && parsed.version) {
       console.log(packageVersion)
       return
     }

@@ -1,0 +1,120 @@
+import { request as httpRequest } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+import { isIP, connect as netConnect, type Socket } from 'node:net'
+import { connect as tlsConnect } from 'node:tls'
+import type { SvcConfig } from '../config/resolve.js'
+
+export const HEALTHCHECK_TIMEOUT_DEFAULT = 5_000
+
+/** How one listener answered. */
+interface Probe {
+  ok: boolean
+  /** What was asked of whom, and what came back: `web http://127.0.0.1:1080/api/healthz: 200`. */
+  detail: string
+}
+
+export interface HealthReport {
+  ok: boolean
+  /** One line saying what answered, or which check failed and why. */
+  line: string
+}
+
+/**
+ * The addresses that reach a listener bound to `bind` from this machine:
+ * loopback for a wildcard (both families for `::`, which may be IPv6-only),
+ * the address itself otherwise.
+ */
+export function probeAddresses(bind: string): string[] {
+  if (bind === '' || bind === '0.0.0.0') return ['127.0.0.1']
+  if (bind === '::' || bind === '[::]') return ['::1', '127.0.0.1']
+  if (bind === 'localhost') return ['127.0.0.1', '::1']
+  return [bind.replace(/^\[|\]$/g, '')]
+}
+
+const hostPort = (host: string, port: number) => `${isIP(host) === 6 ? `[${host}]` : host}:${port}`
+
+const reason = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message
+
+/** `GET <web>/<base>/api/healthz` answers 200. A self-signed certificate is fine: only this machine is asked. */
+function probeWeb(config: SvcConfig, host: string, signal: AbortSignal): Promise<Probe> {
+  const scheme = config.https ? 'https' : 'http'
+  const path = `${config.basePathname}/api/healthz`
+  const url = `${scheme}://${hostPort(host, config.web)}${path}`
+  return new Promise((resolve) => {
+    const request = (config.https ? httpsRequest : httpRequest)(
+      { host, port: config.web, path, method: 'GET', signal, rejectUnauthorized: false, headers: { accept: 'application/json' } },
+      (response) => {
+        response.resume()
+        const ok = response.statusCode === 200
+        resolve({ ok, detail: `web ${url}: ${response.statusCode}${ok ? '' : ' (expected 200)'}` })
+      },
+    )
+    request.on('error', (error) => resolve({ ok: false, detail: `web ${url}: ${signal.aborted ? 'no answer in time' : reason(error)}` }))
+    request.end()
+  })
+}
+
+/** The SMTP greeting is a 220; the probe then says QUIT. Implicit TLS (`--incoming-secure`) is spoken when configured. */
+function probeSmtp(config: SvcConfig, host: string, signal: AbortSignal): Promise<Probe> {
+  const where = `smtp ${hostPort(host, config.smtp)}`
+  return new Promise((resolve) => {
+    const socket: Socket = config.incomingSecure
+      ? tlsConnect({ host, port: config.smtp, rejectUnauthorized: false, servername: isIP(host) ? undefined : host })
+      : netConnect({ host, port: config.smtp })
+    let received = ''
+    let settled = false
+    const finish = (probe: Probe) => {
+      if (settled) return
+      settled = true
+      signal.removeEventListener('abort', onAbort)
+      // A polite end after a greeting (the server logs no dropped client), a hard one otherwise.
+      if (probe.ok) socket.end('QUIT\r\n')
+      else socket.destroy()
+      resolve(probe)
+    }
+    const onAbort = () => finish({ ok: false, detail: `${where}: no greeting in time` })
+    signal.addEventListener('abort', onAbort, { once: true })
+    socket.setEncoding('latin1')
+    socket.on('data', (chunk: string) => {
+      received += chunk
+      const end = received.indexOf('\n')
+      if (end < 0 && received.length < 512) return
+      const line = received.slice(0, end < 0 ? 512 : end).trim()
+      const ok = line.startsWith('220')
+      finish({ ok, detail: `${where}: ${ok ? '220' : `"${line.slice(0, 80)}" (expected 220)`}` })
+    })
+    socket.on('error', (error) => finish({ ok: false, detail: `${where}: ${reason(error)}` }))
+    socket.on('close', () => finish({ ok: false, detail: `${where}: closed without a greeting` }))
+  })
+}
+
+/** Tries each address in turn; the first that answers wins, else the last failure is reported. */
+async function firstAnswer(addresses: string[], probe: (host: string) => Promise<Probe>): Promise<Probe> {
+  let last: Probe | undefined
+  for (const address of addresses) {
+    last = await probe(address)
+    if (last.ok) return last
+  }
+  return last!
+}
+
+/**
+ * Checks a running svc as configured: the web server's health route (unless
+ * the web server is disabled) and the SMTP greeting, both within `timeoutMs`.
+ */
+export async function checkHealth(config: SvcConfig, timeoutMs = HEALTHCHECK_TIMEOUT_DEFAULT): Promise<HealthReport> {
+  const signal = AbortSignal.timeout(timeoutMs)
+  const portZero = (name: string, flag: string): Probe => ({ ok: false, detail: `${name}: the port is 0 (chosen at start-up); set ${flag} to check it` })
+  const probes = await Promise.all([
+    config.disableWeb
+      ? undefined
+      : config.web === 0
+        ? portZero('web', '--web')
+        : firstAnswer(probeAddresses(config.webIp), (host) => probeWeb(config, host, signal)),
+    config.smtp === 0 ? portZero('smtp', '--smtp') : firstAnswer(probeAddresses(config.ip), (host) => probeSmtp(config, host, signal)),
+  ])
+  const done = probes.filter((probe): probe is Probe => probe !== undefined)
+  const failed = done.filter((probe) => !probe.ok)
+  if (failed.length === 0) return { ok: true, line: `svc is healthy: ${done.map((probe) => probe.detail).join('; ')}` }
+  return { ok: false, line: `svc is unhealthy: ${failed.map((probe) => probe.detail).join('; ')}` }
+}

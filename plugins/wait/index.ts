@@ -1,18 +1,8 @@
-import { definePlugin, type Email } from 'svc/kit'
+import { definePlugin, type Email, type SearchFilter } from 'svc/kit'
 import { createWaiterRegistry } from './registry.js'
 
 /** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
-export interface MailWaitFilter {
-  /** Search syntax (docs/search.md). */
-  query?: string
-  /** A sender's address or name. */
-  from?: string
-  /** A To or Cc recipient's address or name, or an envelope recipient (Bcc). */
-  to?: string
-  subject?: string
-  /** Only mail received at or after this time counts. */
-  since?: Date
-}
+export type MailWaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
 
 export interface MailWaitOptions {
   timeoutMs: number
@@ -38,7 +28,6 @@ declare module 'svc' {
     waiters: MailWaiters
   }
 }
-
 
 /**
  * Waiting for mail on the server (`services.waiters`, used by

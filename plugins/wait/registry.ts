@@ -1,6 +1,5 @@
-import { compileSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc/kit'
+import { compileSearch, filterSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc/kit'
 import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
-import { waitSearch } from './match.js'
 
 interface Waiter {
   matches: SearchMatcher
@@ -34,7 +33,7 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
     },
     wait(filter: MailWaitFilter, { timeoutMs, signal }: MailWaitOptions): Promise<Email | undefined> {
       if (signal?.aborted) return Promise.resolve(undefined)
-      const search = waitSearch(filter)
+      const search = filterSearch(filter)
       return new Promise((resolve, reject) => {
         const onAbort = () => waiter.finish(undefined)
         const timer = setTimeout(onAbort, timeoutMs)

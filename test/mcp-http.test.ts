@@ -1,6 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { request, type IncomingMessage } from 'node:http'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { createMcpSessions } from '../plugins/mcp/sessions.js'
 import { callTool, describeMcpContract, payloadOf, type McpHarness } from './mcp-suite.js'
@@ -13,6 +15,8 @@ async function connect(baseUrl: string, headers: Record<string, string> = {}): P
   await client.connect(transport)
   return { client, transport }
 }
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 const JSON_RPC_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
 
@@ -61,6 +65,45 @@ describe('the /mcp endpoint', () => {
     expect(stale.status).toBe(404)
     expect(payloadOf(await callTool(b.client, 'svc_get_email', { id })).id).toBe(id)
     await b.client.close()
+  })
+
+  it('notifies resources/list_changed when mail arrives or goes', async () => {
+    const { client } = await connect(t.baseUrl)
+    expect(client.getServerCapabilities()?.resources?.listChanged).toBe(true)
+    let changes = 0
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++
+    })
+    // The client opens its GET event stream after initializing; notifications come on it.
+    await sleep(300)
+    const { id } = await t.send({ subject: 'Announced' })
+    await vi.waitFor(() => expect(changes).toBe(1), { timeout: 10_000 })
+    const { resources } = await client.listResources()
+    expect(resources.map((resource) => resource.uri)).toContain(`svc://email/${id}`)
+    await t.svc.store.remove(id)
+    await vi.waitFor(() => expect(changes).toBe(2), { timeout: 10_000 })
+    await client.close()
+  })
+
+  it('sends the event stream\'s headers at once, before any event', async () => {
+    const init = await t.api('/mcp', { method: 'POST', headers: JSON_RPC_HEADERS, body: initializeBody(1) })
+    const session = init.headers.get('mcp-session-id')!
+    const headers = { ...JSON_RPC_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }
+    await t.api('/mcp', { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })
+    const url = new URL(`${t.baseUrl}/mcp`)
+    const stream = request({ host: url.hostname, port: url.port, path: url.pathname, headers: { ...headers, accept: 'text/event-stream' } })
+    stream.end()
+    const response = await new Promise<IncomingMessage>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no response headers within 5 s')), 5_000)
+      stream.once('response', (answer) => {
+        clearTimeout(timer)
+        resolve(answer)
+      })
+      stream.once('error', reject)
+    })
+    expect(response.statusCode).toBe(200)
+    expect(response.headers['content-type']).toMatch(/^text\/event-stream/)
+    stream.destroy()
   })
 
   it('refuses requests without a session unless they initialize one', async () => {

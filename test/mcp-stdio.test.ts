@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { callTool, describeMcpContract, errorOf, payloadOf, type McpHarness } from './mcp-suite.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
@@ -79,6 +79,25 @@ describe('svc-mcp over stdio', () => {
       expect(based.baseUrl).toMatch(/\/mail$/)
     } finally {
       await based.stop()
+    }
+  })
+
+  it('does not advertise resources.listChanged, which it cannot tell over REST', () => {
+    expect(client.getServerCapabilities()?.resources).toEqual({ listChanged: false })
+  })
+
+  it('waits through the instance behind a key and a base pathname, and lists links there', async () => {
+    const guarded = await startSvc({ apiKey: 'k3y', basePathname: '/mail' })
+    try {
+      const agent = await spawnClient(['-u', guarded.baseUrl, '-k', 'k3y'])
+      const pending = callTool(agent, 'svc_wait_for_email', { to: 'late@example.com', timeout: 20_000 })
+      await vi.waitFor(() => expect(guarded.svc.services.waiters!.size).toBe(1), { timeout: 10_000 })
+      const { id } = await guarded.send({ to: 'late@example.com', subject: 'Late', html: '<a href="https://app.test/go">Go</a>' })
+      expect(payloadOf(await pending)).toMatchObject({ id, subject: 'Late' })
+      expect(payloadOf(await callTool(agent, 'svc_extract_links', { id })).links).toEqual([{ href: 'https://app.test/go', text: 'Go' }])
+      expect(errorOf(await callTool(agent, 'svc_wait_for_email', { to: 'nobody@example.com', timeout: 100 }))).toBe('No matching email arrived within 100 ms')
+    } finally {
+      await guarded.stop()
     }
   })
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult, TextContent } from '@modelcontextprotocol/sdk/types.js'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
 import { searchCases, sendSearchFixtures } from './support/search-fixtures.js'
 import type { TestSvc } from './support/svc.js'
 
@@ -77,10 +77,18 @@ export function describeMcpContract(harness: () => McpHarness): void {
       ).id
     })
 
-    it('lists the five tools with every parameter described', async () => {
+    it('lists the seven tools with every parameter described', async () => {
       const { tools } = await h.client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual(
-        ['svc_delete_email', 'svc_get_attachment', 'svc_get_email', 'svc_get_latest_email', 'svc_search_emails'].sort(),
+        [
+          'svc_delete_email',
+          'svc_extract_links',
+          'svc_get_attachment',
+          'svc_get_email',
+          'svc_get_latest_email',
+          'svc_search_emails',
+          'svc_wait_for_email',
+        ].sort(),
       )
       for (const tool of tools) {
         expect(tool.description, tool.name).toBeTruthy()
@@ -95,6 +103,10 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(schemaOf('svc_search_emails').limit.default).toBe(20)
       expect(schemaOf('svc_get_latest_email').count.default).toBe(1)
       expect(Object.keys(schemaOf('svc_get_attachment')).sort()).toEqual(['emailId', 'filename'])
+      expect(Object.keys(schemaOf('svc_wait_for_email')).sort()).toEqual(['bodyLength', 'from', 'query', 'since', 'subject', 'timeout', 'to'])
+      expect(schemaOf('svc_wait_for_email').timeout.default).toBe(30000)
+      expect(Object.keys(schemaOf('svc_extract_links')).sort()).toEqual(['contains', 'id'])
+      expect(Object.keys(schemaOf('svc_get_email')).sort()).toEqual(['bodyLength', 'bodyOffset', 'id'])
     })
 
     it('searches by free text, sender, recipient and subject', async () => {
@@ -176,19 +188,128 @@ export function describeMcpContract(harness: () => McpHarness): void {
       }
     })
 
-    it('returns an attachment as base64, by filename or generated name', async () => {
+    it('returns an attachment as a content block (text resource, image, blob resource), by filename or generated name', async () => {
       const result = await callTool(h.client, 'svc_get_attachment', { emailId: receiptId, filename: 'receipt.txt' })
       const attachment = payloadOf(result)
-      expect(attachment).toMatchObject({ emailId: receiptId, filename: 'receipt.txt', size: 9, link: link(receiptId) })
-      expect(attachment.contentType).toMatch(/^text\/plain/)
-      expect(Buffer.from(attachment.contentBase64, 'base64').toString()).toBe('total: 42')
-      expect(text(result, 1)).toContain(link(receiptId))
+      expect(attachment).toEqual({ emailId: receiptId, filename: 'receipt.txt', contentType: expect.stringMatching(/^text\/plain/), size: 9, link: link(receiptId) })
+      expect(result.content[1]).toEqual({
+        type: 'resource',
+        resource: { uri: `svc://email/${receiptId}/attachment/receipt.txt`, mimeType: 'text/plain', text: 'total: 42' },
+      })
+      expect(text(result, 2)).toContain(link(receiptId))
       const email = payloadOf(await callTool(h.client, 'svc_get_email', { id: receiptId }))
-      const generated = payloadOf(
-        await callTool(h.client, 'svc_get_attachment', { emailId: receiptId, filename: email.attachments[0].generatedFileName }),
-      )
-      expect(generated.contentBase64).toBe(attachment.contentBase64)
+      const generated = await callTool(h.client, 'svc_get_attachment', { emailId: receiptId, filename: email.attachments[0].generatedFileName })
+      expect((generated.content[1] as { resource: { text: string } }).resource.text).toBe('total: 42')
       expect(errorOf(await callTool(h.client, 'svc_get_attachment', { emailId: receiptId, filename: 'other.txt' }))).toContain('other.txt')
+
+      const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64')
+      const binary = Buffer.from([0, 1, 2, 250, 251, 252])
+      const { id } = await h.t.send({
+        subject: `Files ${tag}`,
+        attachments: [
+          { filename: 'pixel.png', content: png, contentType: 'image/png' },
+          { filename: 'data.bin', content: binary, contentType: 'application/octet-stream' },
+        ],
+      })
+      const image = await callTool(h.client, 'svc_get_attachment', { emailId: id, filename: 'pixel.png' })
+      expect(payloadOf(image)).toMatchObject({ contentType: 'image/png', size: png.length })
+      expect(image.content[1]).toEqual({ type: 'image', mimeType: 'image/png', data: png.toString('base64') })
+      const blob = await callTool(h.client, 'svc_get_attachment', { emailId: id, filename: 'data.bin' })
+      expect(blob.content[1]).toEqual({
+        type: 'resource',
+        resource: { uri: `svc://email/${id}/attachment/data.bin`, mimeType: 'application/octet-stream', blob: binary.toString('base64') },
+      })
+    })
+
+    it('waits for an email: at once when one is stored, after a delay when one arrives, an error result on timeout', async () => {
+      const wait = (args: Record<string, unknown>) => callTool(h.client, 'svc_wait_for_email', args)
+      const stored = payloadOf(await wait({ to: `alice-${tag}`, timeout: 0 }))
+      expect(stored).toMatchObject({ id: signupId, link: link(signupId) })
+      expect(stored.html).toContain('https://app.test/verify')
+
+      const waitTag = randomUUID().slice(0, 8)
+      const since = new Date().toISOString()
+      const pending = wait({ query: `subject:"code ${waitTag}"`, from: 'bank', since, timeout: 20_000 })
+      await sleep(300)
+      await h.t.send({ from: 'shop@example.com', subject: `Your code ${waitTag}` })
+      const wanted = await h.t.send({ from: 'bank@example.com', to: 'x@example.com', bcc: `hidden-${waitTag}@example.com`, subject: `Your code ${waitTag}` })
+      const arrived = await pending
+      expect(payloadOf(arrived)).toMatchObject({ id: wanted.id, read: false, link: link(wanted.id) })
+      expect(text(arrived, 1)).toContain(link(wanted.id))
+      expect(payloadOf(await wait({ to: `hidden-${waitTag}`, timeout: 0 })).id).toBe(wanted.id)
+
+      expect(errorOf(await wait({ subject: `never ${waitTag}`, timeout: 200 }))).toBe('No matching email arrived within 200 ms')
+      expect(errorOf(await wait({ subject: `code ${waitTag}`, since: new Date(Date.now() + 60_000).toISOString(), timeout: 0 }))).toMatch(/within 0 ms/)
+      expect(errorOf(await wait({ since: 'yesterday' }))).toMatch(/since/)
+      expect(errorOf(await wait({ timeout: 300_001 }))).toMatch(/timeout/)
+    })
+
+    it('frees the waiter when the client cancels the call', async () => {
+      const waiters = () => h.t.svc.services.waiters!.size
+      const before = waiters()
+      const controller = new AbortController()
+      const pending = h.client
+        .callTool({ name: 'svc_wait_for_email', arguments: { subject: `cancelled ${randomUUID()}`, timeout: 60_000 } }, undefined, { signal: controller.signal })
+        .catch((error: Error) => error)
+      await vi.waitFor(() => expect(waiters()).toBe(before + 1), { timeout: 10_000 })
+      controller.abort('changed my mind')
+      expect(await pending).toBeInstanceOf(Error)
+      await vi.waitFor(() => expect(waiters()).toBe(before), { timeout: 10_000 })
+    })
+
+    it('extracts the links of an email, all or those containing a word', async () => {
+      const { id } = await h.t.send({
+        subject: `Links ${tag}`,
+        html: '<p><a href="https://app.test/verify?t=1">Verify your address</a> <a href="https://app.test/help">Help</a> <a href="mailto:x@y.z">Mail</a></p>',
+        text: 'Verify: https://app.test/verify?t=1 or see https://docs.app.test/faq',
+      })
+      const all = payloadOf(await callTool(h.client, 'svc_extract_links', { id }))
+      expect(all).toEqual({
+        id,
+        count: 3,
+        links: [
+          { href: 'https://app.test/verify?t=1', text: 'Verify your address' },
+          { href: 'https://app.test/help', text: 'Help' },
+          { href: 'https://docs.app.test/faq', text: 'https://docs.app.test/faq' },
+        ],
+        link: link(id),
+      })
+      expect(payloadOf(await callTool(h.client, 'svc_extract_links', { id, contains: 'VERIFY' })).links).toEqual([
+        { href: 'https://app.test/verify?t=1', text: 'Verify your address' },
+      ])
+      expect(payloadOf(await callTool(h.client, 'svc_extract_links', { id, contains: 'faq' })).count).toBe(1)
+      expect(errorOf(await callTool(h.client, 'svc_extract_links', { id: 'no-such-id' }))).toContain('no-such-id')
+      expect((await h.t.svc.store.summary(id))!.read).toBe(false)
+    })
+
+    it('bounds the bodies of a large email, states where they were cut, and reads on with bodyOffset', async () => {
+      const paragraph = '<p>' + 'All the news that fits. '.repeat(40) + '</p>\n'
+      const html = paragraph.repeat(1_100)
+      expect(html.length).toBeGreaterThan(1_000_000)
+      const { id } = await h.t.send({ subject: `Newsletter ${tag}`, html })
+      const result = await callTool(h.client, 'svc_get_email', { id })
+      expect(JSON.stringify(result).length).toBeLessThan(100_000)
+      const first = payloadOf(result)
+      expect(first.html).toBe(html.slice(0, 20_000))
+      expect(first.truncated.html).toEqual({ total: html.length, from: 0, to: 20_000 })
+      expect(first.truncated.next).toContain(`"bodyOffset": 20000`)
+      const next = payloadOf(await callTool(h.client, 'svc_get_email', { id, bodyOffset: 20_000, bodyLength: 200_000 }))
+      expect(next.html).toBe(html.slice(20_000, 220_000))
+      const last = payloadOf(await callTool(h.client, 'svc_get_email', { id, bodyOffset: html.length - 10 }))
+      expect(last.html).toBe(html.slice(-10))
+      expect(last.truncated.html).toEqual({ total: html.length, from: html.length - 10, to: html.length })
+      expect(last.truncated.next).toMatch(/Nothing follows/)
+      // A small email comes whole, without `truncated`.
+      expect(payloadOf(await callTool(h.client, 'svc_get_email', { id: signupId })).truncated).toBeUndefined()
+      for (const [name, args] of [
+        ['svc_get_latest_email', {}],
+        ['svc_wait_for_email', { subject: `Newsletter ${tag}`, timeout: 0 }],
+      ] as const) {
+        const bounded = await callTool(h.client, name, args)
+        expect(JSON.stringify(bounded).length, name).toBeLessThan(100_000)
+      }
+      const { contents } = await h.client.readResource({ uri: `svc://email/${id}` })
+      expect((contents[0] as { text: string }).text.length).toBeLessThan(100_000)
     })
 
     it('gets the newest email, or the newest few', async () => {
@@ -203,10 +324,11 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(text(result, 1)).toContain(link(older.id))
     })
 
-    it('deletes an email', async () => {
+    it('deletes an email, without a link to what is gone', async () => {
       const { id } = await h.t.send({ subject: `Doomed ${tag}` })
       const result = await callTool(h.client, 'svc_delete_email', { id })
-      expect(payloadOf(result)).toMatchObject({ deleted: true, id, link: link(id) })
+      expect(payloadOf(result)).toEqual({ deleted: true, id })
+      expect(result.content).toHaveLength(1)
       expect(await h.t.svc.store.has(id)).toBe(false)
       expect(errorOf(await callTool(h.client, 'svc_get_email', { id }))).toContain(id)
     })
@@ -237,7 +359,8 @@ export function describeMcpContract(harness: () => McpHarness): void {
 
       const email = await read(`svc://email/${receiptId}`)
       expect(email).toMatchObject({ id: receiptId, subject: `Receipt ${tag}`, link: link(receiptId) })
-      await expect(h.client.readResource({ uri: 'svc://email/no-such-id' })).rejects.toThrow(/no-such-id/)
+      // -32002: resource not found, as the MCP specification names it.
+      await expect(h.client.readResource({ uri: 'svc://email/no-such-id' })).rejects.toMatchObject({ code: -32002, message: expect.stringContaining('no-such-id') })
     })
 
     it('lists the four prompts with their arguments described, and renders each', async () => {
@@ -260,12 +383,15 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(signup).toContain('alice@example.com')
       expect(signup).toContain('svc_search_emails')
       expect(signup).toMatch(/verification link/)
+      expect(signup).toContain('svc_wait_for_email with {"to": "alice@example.com", "timeout": 30000}')
+      expect(signup).toContain('svc_extract_links')
       expect(await render('check-password-reset', { email: 'bob@example.com' })).toMatch(/bob@example\.com[\s\S]*reset URL/)
       expect(await render('analyze-email-content', { emailId: 'latest' })).toContain('svc_get_latest_email')
       const byId = await render('analyze-email-content', { emailId: receiptId })
       expect(byId).toContain(`svc_get_email with {"id": "${receiptId}"}`)
       const monitor = await render('monitor-email-delivery', { to: 'carol@example.com', subject: 'Invoice' })
-      expect(monitor).toContain('"to":"carol@example.com","subject":"Invoice"')
+      expect(monitor).toContain('svc_wait_for_email with {"to":"carol@example.com","subject":"Invoice","since":')
+      expect(monitor).toContain('"timeout":60000}')
       expect(await render('monitor-email-delivery', { to: 'carol@example.com' })).not.toContain('"subject"')
     })
   })

@@ -31,7 +31,7 @@ export default definePlugin({
   options,
   enabled: (config) => config.mcp,
   setup({ store, http, hooks, services }) {
-    const source = createStoreSource(store)
+    const source = createStoreSource({ store, services, hooks })
     const extensions: McpExtension[] = []
     services.mcp = { use: (extension) => void extensions.push(extension) }
     const sessions = createMcpSessions({ createServer: () => createMcpServer({ source, webUrl: http.url, extensions }) })

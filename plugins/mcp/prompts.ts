@@ -37,9 +37,9 @@ const extractLink = (email: string, { kind, about, what }: (typeof LINK_PROMPTS)
     '',
     `Goal: find the ${kind} email sent to ${email} and extract its ${what}.`,
     '',
-    `1. Call svc_search_emails with {"to": ${JSON.stringify(email)}}. Among the results (newest first), pick the newest whose subject or preview is about ${about}. If nothing matches yet, the mail may still be on its way: wait a few seconds and search again, for up to about 30 seconds.`,
-    '2. Call svc_get_email with that message\'s id to read its HTML and plain-text bodies.',
-    `3. Extract the ${what} exactly as written (from an <a href> in the HTML, or the plain text). Note any one-time code and any expiry it states.`,
+    `1. Call svc_search_emails with {"to": ${JSON.stringify(email)}}. Among the results (newest first), pick the newest whose subject or preview is about ${about}. If nothing matches yet, the mail may still be on its way: call svc_wait_for_email with {"to": ${JSON.stringify(email)}, "timeout": 30000}, which answers as soon as one arrives.`,
+    `2. Call svc_extract_links with that message's id to list its links, and pick the ${what} (svc_get_email reads the bodies when the link text says too little).`,
+    `3. Give the ${what} exactly as listed. Note any one-time code and any expiry the message states.`,
     `4. Answer with: the subject, the sender, the time received, the ${what}, any code, and the message's svc inbox link. If no such email arrived, say so plainly and list what did arrive for ${email}.`,
   ].join('\n')
 
@@ -99,8 +99,8 @@ export function registerPrompts(server: McpServer): void {
         '',
         `Goal: confirm that ${expected} is delivered. Monitoring started at ${started}.`,
         '',
-        `1. Call svc_search_emails with ${JSON.stringify(filters)}. Drop "since" if a delivery just before ${started} also counts.`,
-        '2. If nothing matches, wait about 5 seconds and search again; give up after about 60 seconds.',
+        `1. Call svc_wait_for_email with ${JSON.stringify({ ...filters, timeout: 60_000 })}: it answers as soon as a match arrives, or with an error after 60 seconds. Drop "since" if a delivery just before ${started} also counts.`,
+        '2. If it timed out, call svc_search_emails with the same "to" to see what did arrive.',
         '3. When it arrives, call svc_get_email with its id and check: the recipients include the address, the subject, the sender, that the body is not empty, and the attachments if any were expected.',
         '4. Answer "delivered" with the time received, subject, sender and the message\'s svc inbox link, or "not delivered" with what arrived for that address instead.',
       ].join('\n'))

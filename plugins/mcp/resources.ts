@@ -1,8 +1,13 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import type { ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
+import { McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
 import { SUMMARY_LIMIT_MAX } from 'svc/kit'
+import { BODY_LENGTH_DEFAULT, boundBodies } from './bodies.js'
 import { withLink, type McpContext } from './context.js'
 import { inboxStats } from './queries.js'
+import { MailNotFoundError } from './source.js'
+
+/** The MCP error code for a resource that does not exist (specification, "Resources", error handling). */
+export const RESOURCE_NOT_FOUND = -32002
 
 /** How many messages `resources/list` names through the `svc://email/{id}` template. */
 export const LISTED_EMAILS = 50
@@ -57,9 +62,17 @@ export function registerResources(server: McpServer, context: McpContext): void 
     }),
     {
       title: 'Email',
-      description: 'One message in full (headers, HTML, text, attachment list, link), as svc_get_email returns it; reading marks it read',
+      description: `One message in full (headers, HTML, text, attachment list, link), as svc_get_email returns it, each body cut at ${BODY_LENGTH_DEFAULT} characters (svc_get_email reads on); reading marks it read`,
       mimeType: 'application/json',
     },
-    async (uri, { id }) => json(uri, withLink(context, await source.get(decodeURIComponent(String(id))))),
+    async (uri, { id }) => {
+      try {
+        const email = await source.get(decodeURIComponent(String(id)))
+        return json(uri, withLink(context, boundBodies(email, { offset: 0, length: BODY_LENGTH_DEFAULT })))
+      } catch (error) {
+        if (error instanceof MailNotFoundError) throw new McpError(RESOURCE_NOT_FOUND, error.message, { uri: uri.href })
+        throw error
+      }
+    },
   )
 }

@@ -1,4 +1,4 @@
-import { formatSearch, type Email, type SummaryPage } from 'svc/kit'
+import { formatSearch, type Email, type MailLink, type SummaryPage } from 'svc/kit'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 export interface RestSourceOptions {
@@ -12,26 +12,38 @@ export interface RestSourceOptions {
 
 const DEFAULT_TIMEOUT_MS = 30_000
 
+/** How one request may differ from the rest. */
+interface RequestOptions {
+  /** Longer than the default for a wait, which answers only when its own timeout passes. */
+  timeoutMs?: number
+  /** The caller's cancellation (an MCP request the client cancelled). */
+  signal?: AbortSignal
+  /** Statuses besides 2xx handed back as they are, e.g. 408 for a wait that found nothing. */
+  statuses?: number[]
+}
+
 /** The MailSource of `svc-mcp`: a running svc over its REST API. */
 export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSource {
   const apiRoot = `${url.replace(/\/+$/, '')}/api`
 
   /** Fetches one API path; throws a readable Error naming the URL for anything but 2xx (404 as MailNotFoundError). */
-  async function request(path: string, init: RequestInit = {}): Promise<Response> {
+  async function request(path: string, init: RequestInit = {}, options: RequestOptions = {}): Promise<Response> {
     const target = `${apiRoot}${path}`
+    const timeout = AbortSignal.timeout(options.timeoutMs ?? timeoutMs)
     let response: Response
     try {
       response = await fetch(target, {
         ...init,
         headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
-        signal: AbortSignal.timeout(timeoutMs),
+        signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
       })
     } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason
       const cause = (error as { cause?: { code?: string; message?: string } }).cause
       const reason = cause?.code ?? cause?.message ?? (error as Error).message
       throw new Error(`Cannot reach svc at ${target} (${reason}). Is svc running, and is --url (SVC_API_URL) right?`)
     }
-    if (response.ok) return response
+    if (response.ok || options.statuses?.includes(response.status)) return response
     const message = await errorMessage(response)
     if (response.status === 404) throw new MailNotFoundError(message)
     const hint = response.status === 401 ? ' Pass the instance\'s key with --api-key (SVC_API_KEY).' : ''
@@ -63,6 +75,20 @@ export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }
         content: Buffer.from(await response.arrayBuffer()),
       }
     },
+    async wait({ query, from, to, subject, since }, { timeoutMs: waitMs, signal }) {
+      const params = new URLSearchParams({ timeout: String(waitMs) })
+      for (const [name, value] of Object.entries({ query, from, to, subject })) if (value !== undefined) params.set(name, value)
+      if (since) params.set('since', since.toISOString())
+      try {
+        // The server answers 408 when the wait is over; the margin covers the round trip.
+        const response = await request(`/email/wait?${params}`, {}, { timeoutMs: waitMs + timeoutMs, signal, statuses: [408] })
+        return response.status === 408 ? undefined : ((await response.json()) as Email)
+      } catch (error) {
+        if (signal?.aborted) return undefined
+        throw error
+      }
+    },
+    links: (id) => json<MailLink[]>(`/email/${segment(id)}/links`),
   }
 }
 

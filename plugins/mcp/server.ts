@@ -16,7 +16,11 @@ export interface McpServerOptions {
 
 const INSTRUCTIONS = `svc is a development mail catcher: it holds every email the application under development sent.
 Use svc_search_emails to find messages (by recipient, sender, subject, text, time), svc_get_email to read one,
-svc_get_latest_email for the newest. Every result names the messages' links in the svc web inbox.`
+svc_get_latest_email for the newest, svc_wait_for_email to wait for one that is on its way, and svc_extract_links
+for the links of a message (a verification or reset link). Every result names the messages' links in the svc web inbox.`
+
+/** A burst of arrivals or a bulk delete sends one list_changed, not one per message. */
+const LIST_CHANGED_DELAY_MS = 250
 
 /** One MCP server over a mail source: the same tools, resources and prompts for `/mcp` and `svc-mcp`. */
 export function createMcpServer({ source, webUrl, extensions = [] }: McpServerOptions): McpServer {
@@ -27,5 +31,31 @@ export function createMcpServer({ source, webUrl, extensions = [] }: McpServerOp
   registerResources(server, context)
   registerPrompts(server)
   for (const extend of extensions) extend(server)
+  announceListChanges(server, source)
   return server
+}
+
+/**
+ * Sends `notifications/resources/list_changed` when mail arrives or goes
+ * (the resource list names the newest messages), coalesced; a source that
+ * cannot tell makes the server stop advertising `resources.listChanged`.
+ */
+function announceListChanges(server: McpServer, source: MailSource): void {
+  if (!source.watch) {
+    server.server.registerCapabilities({ resources: { listChanged: false } })
+    return
+  }
+  let pending: NodeJS.Timeout | undefined
+  const unwatch = source.watch(() => {
+    pending ??= setTimeout(() => {
+      pending = undefined
+      server.sendResourceListChanged()
+    }, LIST_CHANGED_DELAY_MS)
+  })
+  const previous = server.server.onclose
+  server.server.onclose = () => {
+    unwatch()
+    clearTimeout(pending)
+    previous?.()
+  }
 }

@@ -30,6 +30,29 @@ interface Session {
 export const SESSION_IDLE_MS = 30 * 60_000
 export const SESSIONS_MAX = 100
 
+const STREAM_OPENING = new TextEncoder().encode(': stream open\n\n')
+
+/**
+ * The event stream with an SSE comment first: the server writes its
+ * headers with the first bytes, and an event may not come for minutes, so a
+ * proxy or client waiting for headers would give up. Clients ignore comments.
+ */
+function openedAtOnce(response: Response): Response {
+  const reader = response.body!.getReader()
+  const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(STREAM_OPENING)
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read()
+      if (done) controller.close()
+      else controller.enqueue(value)
+    },
+    cancel: (reason) => reader.cancel(reason),
+  })
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers })
+}
+
 /** A JSON-RPC error answer, as the SDK's transport gives its own. */
 const rpcError = (status: number, message: string) =>
   Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status })
@@ -91,7 +114,8 @@ export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxS
     sessions.set(id, session)
     const response = await session.transport.handleRequest(request)
     const isStream = request.method === 'GET' && response.ok && response.body !== null
-    if (isStream && !request.signal.aborted) {
+    if (!isStream) return response
+    if (!request.signal.aborted) {
       session.streams++
       request.signal.addEventListener(
         'abort',
@@ -102,7 +126,7 @@ export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxS
         { once: true },
       )
     }
-    return response
+    return openedAtOnce(response)
   }
 
   return {

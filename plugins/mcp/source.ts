@@ -1,12 +1,15 @@
-import type { AttachmentContent, Email, PageQuery, SummaryPage } from 'svc/kit'
+import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc/kit'
 
+/** What `wait` looks for, as `GET /api/email/wait` takes it. */
+export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
+
 /**
  * Where the MCP server reads mail: the store of this process (the `/mcp`
  * endpoint) or a running svc over its REST API (`svc-mcp`). Everything the
- * tools, resources and prompts offer is built on these four calls, so both
+ * tools, resources and prompts offer is built on these calls, so both
  * servers behave alike.
  */
 export interface MailSource {
@@ -18,4 +21,18 @@ export interface MailSource {
   remove(id: string): Promise<void>
   /** `filename` is an attachment's generatedFileName or filename. Throws MailNotFoundError. */
   attachment(id: string, filename: string): Promise<AttachmentContent>
+  /**
+   * The newest stored email matching the filter, else the first to arrive,
+   * as `GET /api/email/wait` answers; not marked read. Undefined when the
+   * timeout passed or the signal aborted.
+   */
+  wait(filter: WaitFilter, options: { timeoutMs: number; signal?: AbortSignal }): Promise<Email | undefined>
+  /** The http(s) links of an email, as `GET /api/email/:id/links` lists them. Throws MailNotFoundError. */
+  links(id: string): Promise<MailLink[]>
+  /**
+   * Calls `listener` whenever mail arrives or goes; returns what stops it.
+   * Absent when the source cannot tell (then the server does not advertise
+   * `resources.listChanged`).
+   */
+  watch?(listener: () => void): () => void
 }

@@ -1,8 +1,8 @@
-import { noEmailWithId, type MailStore } from 'svc/kit'
+import { extractLinks, noEmailWithId, type SvcContext } from 'svc/kit'
 import type { MailSource } from './source.js'
 
 /** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */
-export function createStoreSource(store: MailStore): MailSource {
+export function createStoreSource({ store, services, hooks }: Pick<SvcContext, 'store' | 'services' | 'hooks'>): MailSource {
   return {
     page: (query) => store.page(query),
     async get(id) {
@@ -16,6 +16,17 @@ export function createStoreSource(store: MailStore): MailSource {
     async attachment(id, filename) {
       const { contentType, content } = await store.requireAttachment(id, filename)
       return { contentType, content }
+    },
+    wait(filter, options) {
+      if (!services.waiters) throw new Error('Waiting for mail is not available: the wait plugin is not running')
+      return services.waiters.wait(filter, options)
+    },
+    links: async (id) => extractLinks(await store.require(id)),
+    watch(listener) {
+      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
+      return () => {
+        for (const unhook of unhooks) unhook()
+      }
     },
   }
 }

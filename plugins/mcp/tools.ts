@@ -1,5 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { BODY_LENGTH_DEFAULT, BODY_LENGTH_MAX, boundBodies } from './bodies.js'
 import { toolResult, withLink, type McpContext } from './context.js'
 import { latestEmails, searchEmails } from './queries.js'
 
@@ -7,6 +9,8 @@ export const SEARCH_LIMIT_DEFAULT = 20
 export const SEARCH_LIMIT_MAX = 100
 export const LATEST_COUNT_DEFAULT = 1
 export const LATEST_COUNT_MAX = 50
+export const WAIT_TIMEOUT_DEFAULT = 30_000
+export const WAIT_TIMEOUT_MAX = 300_000
 
 const DATE_TIME_FORMAT = 'an ISO 8601 date-time with Z or an offset, e.g. 2025-01-31T09:30:00Z'
 
@@ -16,9 +20,20 @@ const dateTime = (meaning: string) =>
     .optional()
     .describe(`${meaning}: ${DATE_TIME_FORMAT}`)
 
+const bodyLength = z
+  .number()
+  .int()
+  .min(1)
+  .max(BODY_LENGTH_MAX)
+  .default(BODY_LENGTH_DEFAULT)
+  .describe(`Most characters of each body (text, html) to return, 1 to ${BODY_LENGTH_MAX}; default ${BODY_LENGTH_DEFAULT}. A longer body is cut, and \`truncated\` says how to read on`)
+
+/** Types whose bytes an agent reads best as text. */
+const isTextual = (contentType: string) => /^text\/|^application\/(json|xml|.*\+(json|xml))(;|$)/i.test(contentType)
+
 const emailId = (what: string) => z.string().min(1).describe(`${what}: the \`id\` field of a message from svc_search_emails or svc_get_latest_email`)
 
-/** The five `svc_*` tools. Thrown errors become `isError` results with the error's message. */
+/** The seven `svc_*` tools. Thrown errors become `isError` results with the error's message. */
 export function registerTools(server: McpServer, context: McpContext): void {
   const { source, link } = context
 
@@ -74,12 +89,17 @@ export function registerTools(server: McpServer, context: McpContext): void {
       title: 'Read one email',
       description:
         'One message in full: headers, HTML body, plain-text body, sender and recipients, envelope, and the attachment list ' +
-        '(fetch an attachment with svc_get_attachment). Marks the message read.',
-      inputSchema: { id: emailId('The message') },
+        `(fetch an attachment with svc_get_attachment). Each body holds at most ${BODY_LENGTH_DEFAULT} characters unless bodyLength asks for more; ` +
+        'a longer one is cut, `truncated` gives the total length, and bodyOffset reads on. Marks the message read.',
+      inputSchema: {
+        id: emailId('The message'),
+        bodyOffset: z.number().int().min(0).default(0).describe('First character of each body to return, for reading on after a cut; default 0'),
+        bodyLength,
+      },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ id }) => {
-      const email = await source.get(id)
+    async ({ id, bodyOffset, bodyLength }) => {
+      const email = boundBodies(await source.get(id), { offset: bodyOffset, length: bodyLength })
       return toolResult(withLink(context, email), [link(email.id)])
     },
   )
@@ -90,6 +110,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
       title: 'Read the newest emails',
       description: `The newest message in full (as svc_get_email), or the newest \`count\` messages, newest first. Marks them read. An empty inbox gives an empty \`emails\` list.`,
       inputSchema: {
+        bodyLength,
         count: z
           .number()
           .int()
@@ -100,8 +121,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ count }) => {
-      const emails = (await latestEmails(source, count)).map((email) => withLink(context, email))
+    async ({ count, bodyLength }) => {
+      const emails = (await latestEmails(source, count)).map((email) => withLink(context, boundBodies(email, { offset: 0, length: bodyLength })))
       return toolResult({ count: emails.length, emails }, emails.map((email) => email.link))
     },
   )
@@ -116,7 +137,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
     },
     async ({ id }) => {
       await source.remove(id)
-      return toolResult({ deleted: true, id, link: link(id) }, [link(id)])
+      // No link: it would lead to a message that is gone.
+      return toolResult({ deleted: true, id }, [])
     },
   )
 
@@ -124,7 +146,9 @@ export function registerTools(server: McpServer, context: McpContext): void {
     'svc_get_attachment',
     {
       title: 'Download an attachment',
-      description: 'One attachment of a message, its content base64-encoded in `contentBase64`, with its content type and size in bytes.',
+      description:
+        'One attachment of a message: its content type and size in bytes as JSON, then its content as an MCP content block: ' +
+        'an image block for images (so you can look at it), an embedded resource for anything else (text for text types, base64 blob otherwise).',
       inputSchema: {
         emailId: emailId('The message holding the attachment'),
         filename: z
@@ -136,8 +160,70 @@ export function registerTools(server: McpServer, context: McpContext): void {
     },
     async ({ emailId, filename }) => {
       const { contentType, content } = await source.attachment(emailId, filename)
-      const payload = { emailId, filename, contentType, size: content.length, contentBase64: content.toString('base64'), link: link(emailId) }
-      return toolResult(payload, [link(emailId)])
+      const result = toolResult({ emailId, filename, contentType, size: content.length, link: link(emailId) }, [link(emailId)])
+      const mimeType = contentType.split(';')[0]!.trim().toLowerCase() || 'application/octet-stream'
+      const uri = `svc://email/${encodeURIComponent(emailId)}/attachment/${encodeURIComponent(filename)}`
+      const block: CallToolResult['content'][number] = mimeType.startsWith('image/')
+        ? { type: 'image', data: content.toString('base64'), mimeType }
+        : isTextual(mimeType)
+          ? { type: 'resource', resource: { uri, mimeType, text: content.toString('utf8') } }
+          : { type: 'resource', resource: { uri, mimeType, blob: content.toString('base64') } }
+      result.content.splice(1, 0, block)
+      return result
+    },
+  )
+
+  server.registerTool(
+    'svc_wait_for_email',
+    {
+      title: 'Wait for an email',
+      description:
+        'Waits on the server until a message matches, then returns it in full (as svc_get_email, without marking it read): ' +
+        'the newest stored match at once if there is one, else the first to arrive. Every filter given must match; use `since` ' +
+        'to count only mail your own step caused. After `timeout` milliseconds without a match the result is an error saying so.',
+      inputSchema: {
+        query: z.string().optional().describe('A search: words and "phrases" (all must match), from: to: cc: subject: filename: is:unread has:attachment before: after:, - to negate'),
+        from: z.string().optional().describe('Part of a sender address or display name, e.g. "noreply@"'),
+        to: z.string().optional().describe('Part of a To or Cc recipient, or of an envelope recipient (so Bcc counts), e.g. "alice@example.com"'),
+        subject: z.string().optional().describe('Part of the subject line, e.g. "verify"'),
+        since: dateTime('Only messages received at or after this time'),
+        timeout: z
+          .number()
+          .int()
+          .min(0)
+          .max(WAIT_TIMEOUT_MAX)
+          .default(WAIT_TIMEOUT_DEFAULT)
+          .describe(`Milliseconds to wait, 0 to ${WAIT_TIMEOUT_MAX}; default ${WAIT_TIMEOUT_DEFAULT}; 0 looks at stored mail only`),
+        bodyLength,
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ since, timeout, bodyLength, ...filter }, { signal }) => {
+      const email = await source.wait({ ...filter, since: since === undefined ? undefined : new Date(since) }, { timeoutMs: timeout, signal })
+      if (!email) return { content: [{ type: 'text', text: `No matching email arrived within ${timeout} ms` }], isError: true }
+      return toolResult(withLink(context, boundBodies(email, { offset: 0, length: bodyLength })), [link(email.id)])
+    },
+  )
+
+  server.registerTool(
+    'svc_extract_links',
+    {
+      title: 'List the links of an email',
+      description:
+        'Every distinct http(s) link of a message in document order, each with its `href` and `text` (the anchor text of the HTML body, ' +
+        'or the URL for a link of the plain-text body): the verification or reset link of a signup test without reading the whole body. ' +
+        'Does not mark the message read.',
+      inputSchema: {
+        id: emailId('The message'),
+        contains: z.string().optional().describe('Keep only links whose URL or text contains this, case-insensitive, e.g. "verify" or "/reset"'),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async ({ id, contains }) => {
+      const needle = contains?.toLowerCase()
+      const all = await source.links(id)
+      const links = needle ? all.filter((entry) => entry.href.toLowerCase().includes(needle) || entry.text.toLowerCase().includes(needle)) : all
+      return toolResult({ id, count: links.length, links, link: link(id) }, [link(id)])
     },
   )
 }

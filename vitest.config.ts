@@ -7,10 +7,12 @@ export default defineConfig({
     alias: [
       { find: /^svc$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       { find: /^svc\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
+      { find: /^svc\/testing$/, replacement: fileURLToPath(new URL('./src/testing.ts', import.meta.url)) },
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
+    // docs/examples: the examples of the docs run as they are shown.
+    include: ['test/**/*.test.ts', 'docs/examples/**/*.test.ts'],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

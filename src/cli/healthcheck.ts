@@ -2,6 +2,7 @@ import { request as httpRequest } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
+import { hostPort, localAddresses } from '../address.js'
 import type { SvcConfig } from '../config/resolve.js'
 
 export const HEALTHCHECK_TIMEOUT_DEFAULT = 5_000
@@ -18,20 +19,6 @@ export interface HealthReport {
   /** One line saying what answered, or which check failed and why. */
   line: string
 }
-
-/**
- * The addresses that reach a listener bound to `bind` from this machine:
- * loopback for a wildcard (both families for `::`, which may be IPv6-only),
- * the address itself otherwise.
- */
-export function probeAddresses(bind: string): string[] {
-  if (bind === '' || bind === '0.0.0.0') return ['127.0.0.1']
-  if (bind === '::' || bind === '[::]') return ['::1', '127.0.0.1']
-  if (bind === 'localhost') return ['127.0.0.1', '::1']
-  return [bind.replace(/^\[|\]$/g, '')]
-}
-
-const hostPort = (host: string, port: number) => `${isIP(host) === 6 ? `[${host}]` : host}:${port}`
 
 const reason = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message
 
@@ -110,8 +97,8 @@ export async function checkHealth(config: SvcConfig, timeoutMs = HEALTHCHECK_TIM
       ? undefined
       : config.web === 0
         ? portZero('web', '--web')
-        : firstAnswer(probeAddresses(config.webIp), (host) => probeWeb(config, host, signal)),
-    config.smtp === 0 ? portZero('smtp', '--smtp') : firstAnswer(probeAddresses(config.ip), (host) => probeSmtp(config, host, signal)),
+        : firstAnswer(localAddresses(config.webIp), (host) => probeWeb(config, host, signal)),
+    config.smtp === 0 ? portZero('smtp', '--smtp') : firstAnswer(localAddresses(config.ip), (host) => probeSmtp(config, host, signal)),
   ])
   const done = probes.filter((probe): probe is Probe => probe !== undefined)
   const failed = done.filter((probe) => !probe.ok)

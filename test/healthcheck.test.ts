@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterEach, describe, expect, it } from 'vitest'
-import { freePort, runCli, startCli } from './support/cli.js'
+import { closedIpv6Port, freePort, runCli, startCli } from './support/cli.js'
 
 const TLS = fileURLToPath(new URL('./fixtures/tls/', import.meta.url))
 const running: ChildProcess[] = []
@@ -24,19 +24,20 @@ async function startSvc(args: string[], env: NodeJS.ProcessEnv = {}, cwd?: strin
 
 const healthcheck = (args: string[], env: NodeJS.ProcessEnv = {}, cwd?: string) => runCli(['healthcheck', ...args], { env, cwd })
 
-/** A TCP server on the loopback that answers each connection with `greeting`, or never says a word. */
-async function rawServer(port: number, greeting?: string): Promise<void> {
+/** A TCP server on a free loopback port that answers each connection with `greeting`, or never says a word. Resolves its port. */
+async function rawServer(greeting?: string): Promise<number> {
   const server = createNetServer((socket) => {
     sockets.add(socket.on('close', () => sockets.delete(socket)))
     if (greeting) socket.end(greeting)
-  }).listen(port, '127.0.0.1')
+  }).listen(0, '127.0.0.1')
   servers.push(server)
   await new Promise((resolve) => server.once('listening', resolve))
+  return (server.address() as { port: number }).port
 }
 
 describe('svc healthcheck', () => {
   it('exits 0 with no argument but the environment svc was started with (base pathname, API key, Basic auth); 1 naming the one check that fails', async () => {
-    const [smtp, web, deadPort] = [await freePort(), await freePort(), await freePort()]
+    const [smtp, web, dead] = [await freePort(), await freePort(), await closedIpv6Port()]
     const env = {
       SVC_SMTP_PORT: String(smtp),
       SVC_WEB_PORT: String(web),
@@ -48,7 +49,7 @@ describe('svc healthcheck', () => {
     await startSvc([], env)
     const [healthy, smtpDown, wrongPath] = await Promise.all([
       healthcheck([], env),
-      healthcheck([], { ...env, SVC_SMTP_PORT: String(deadPort) }),
+      healthcheck([], { ...env, SVC_SMTP_PORT: String(dead), SVC_IP: '::1' }),
       healthcheck(['--base-pathname', '/'], env),
     ])
     expect(healthy.stderr).toBe('')
@@ -57,7 +58,7 @@ describe('svc healthcheck', () => {
     // Web up, SMTP down.
     expect(smtpDown.code).toBe(1)
     expect(smtpDown.stdout).toBe('')
-    expect(smtpDown.stderr.trim()).toBe(`svc is unhealthy: smtp 127.0.0.1:${deadPort}: ECONNREFUSED`)
+    expect(smtpDown.stderr.trim()).toBe(`svc is unhealthy: smtp [::1]:${dead}: ECONNREFUSED`)
     // SMTP up, no health route where it is looked for.
     expect(wrongPath.code).toBe(1)
     expect(wrongPath.stderr.trim()).toBe(`svc is unhealthy: web http://127.0.0.1:${web}/api/healthz: 404 (expected 200)`)
@@ -75,16 +76,15 @@ describe('svc healthcheck', () => {
   })
 
   it('exits 1 with one line naming both checks when nothing listens, or within --timeout when nobody answers', async () => {
-    const [smtp, web, silentSmtp, silentWeb] = [await freePort(), await freePort(), await freePort(), await freePort()]
-    await Promise.all([rawServer(silentSmtp), rawServer(silentWeb)])
+    const [smtp, web, silentSmtp, silentWeb] = [await closedIpv6Port(), await closedIpv6Port(), await rawServer(), await rawServer()]
     const [dead, silent] = await Promise.all([
-      healthcheck(['--smtp', String(smtp), '--web', String(web)]),
+      healthcheck(['--smtp', String(smtp), '--web', String(web), '--ip', '::1', '--web-ip', '::1']),
       healthcheck(['--smtp', String(silentSmtp), '--web', String(silentWeb), '--timeout', '400']),
     ])
     expect(dead.code).toBe(1)
     expect(dead.stdout).toBe('')
     expect(dead.stderr.trim().split('\n')).toEqual([
-      `svc is unhealthy: web http://127.0.0.1:${web}/api/healthz: ECONNREFUSED; smtp 127.0.0.1:${smtp}: ECONNREFUSED`,
+      `svc is unhealthy: web http://[::1]:${web}/api/healthz: ECONNREFUSED; smtp [::1]:${smtp}: ECONNREFUSED`,
     ])
     expect(silent.code).toBe(1)
     expect(silent.stderr.trim()).toBe(
@@ -93,8 +93,7 @@ describe('svc healthcheck', () => {
   })
 
   it('exits 1 when the SMTP port greets with something else than 220, and checks SMTP alone with --disable-web', async () => {
-    const port = await freePort()
-    await rawServer(port, '421 Too busy, try later\r\n')
+    const port = await rawServer('421 Too busy, try later\r\n')
     const { code, stderr } = await healthcheck(['--smtp', String(port), '--disable-web'])
     expect(code).toBe(1)
     expect(stderr.trim()).toBe(`svc is unhealthy: smtp 127.0.0.1:${port}: "421 Too busy, try later" (expected 220)`)

@@ -8,7 +8,7 @@ import nodemailer from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer/index.js'
 import { connectInbox, createTestInbox, type TestInbox } from 'svc/testing'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { freePort } from './support/cli.js'
+import { closedIpv6Port } from './support/cli.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -165,7 +165,7 @@ describe('connectInbox', () => {
 
   it('says what went wrong: a missing key, an instance that is not there', async () => {
     await expect(connectInbox(running.url).list()).rejects.toThrow(/svc answered 401 to GET http:\/\/127\.0\.0\.1:\d+\/mail\/api\/email\/summary/)
-    const nowhere = `http://127.0.0.1:${await freePort()}`
+    const nowhere = `http://[::1]:${await closedIpv6Port()}`
     await expect(connectInbox(nowhere).clear()).rejects.toThrow(`Cannot reach svc at ${nowhere} (ECONNREFUSED)`)
   })
 

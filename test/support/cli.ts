@@ -53,3 +53,18 @@ export async function freePort(): Promise<number> {
     })
   })
 }
+
+/**
+ * A port nothing listens on, on the IPv6 loopback: the suites running beside
+ * a test listen on 127.0.0.1 or 0.0.0.0, so none of them takes it between
+ * the choice and its use, as may happen to a `freePort()`.
+ */
+export async function closedIpv6Port(): Promise<number> {
+  const { createServer } = await import('node:net')
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '::1', () => {
+      const { port } = server.address() as { port: number }
+      server.close(() => resolve(port))
+    })
+  })
+}

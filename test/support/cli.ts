@@ -43,11 +43,11 @@ function cleanEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SVC_')))
 }
 
-/** Asks the system for a port that is free right now. */
-export async function freePort(): Promise<number> {
+/** Asks the system for a port of `host` that is free right now. */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
   const { createServer } = await import('node:net')
   return new Promise((resolve) => {
-    const server = createServer().listen(0, '127.0.0.1', () => {
+    const server = createServer().listen(0, host, () => {
       const { port } = server.address() as { port: number }
       server.close(() => resolve(port))
     })
@@ -59,12 +59,4 @@ export async function freePort(): Promise<number> {
  * a test listen on 127.0.0.1 or 0.0.0.0, so none of them takes it between
  * the choice and its use, as may happen to a `freePort()`.
  */
-export async function closedIpv6Port(): Promise<number> {
-  const { createServer } = await import('node:net')
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, '::1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
+export const closedIpv6Port = (): Promise<number> => freePort('::1')

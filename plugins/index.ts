@@ -5,6 +5,7 @@ import eviction from './eviction/index.js'
 import mcp from './mcp/index.js'
 import memory from './memory/index.js'
 import persistence from './persistence/index.js'
+import postgres from './postgres/index.js'
 import relay from './relay/index.js'
 import retention from './retention/index.js'
 import socketio from './socketio/index.js'
@@ -19,4 +20,4 @@ import webhooks from './webhooks/index.js'
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [memory, auth, persistence, eviction, retention, wait, relay, webhooks, api, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, api, socketio, mcp, web]

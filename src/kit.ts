@@ -14,6 +14,7 @@ export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
 export {
   defineStorageDriver,
   storageScheme,
+  StorageUnavailableError,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
   type AttachmentContent,

@@ -100,10 +100,26 @@ export interface StorageDriver {
   oldest(count: number): Promise<string[]>
   /** Every message in full, read lazily: by time of receipt when `order` is given (`asc` oldest first), else in the order they were added. */
   emails(order?: SortOrder): AsyncIterable<Email>
+  /**
+   * Runs `task` while no other process sharing this inbox runs the task of
+   * the same `name` (a lock across instances, e.g. a PostgreSQL advisory
+   * lock), so that work meant once per inbox (eviction, retention) runs
+   * once. Absent for a driver that only one process uses.
+   */
+  exclusive?<T>(name: string, task: () => Promise<T>): Promise<T>
   /** Reports changes made by other processes; resolves or returns a function that stops the reports. */
   watch?(listener: (change: StorageChange) => void): () => void
   /** Closes connections, frees memory; the driver is not used afterwards. */
   dispose?(): Promise<void>
+}
+
+/**
+ * The storage cannot be reached for now (a database restarting, a network
+ * cut), after the driver's own retries: SMTP answers 451 and the API 503,
+ * so clients try again; nothing is lost or half-done.
+ */
+export class StorageUnavailableError extends Error {
+  override name = 'StorageUnavailableError'
 }
 
 /** What a driver factory is given. */

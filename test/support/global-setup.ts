@@ -1,10 +1,20 @@
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import type { TestProject } from 'vitest/node'
+import { startPostgres } from './postgres.js'
 
 /**
- * Tests that spawn `bin/svc.mjs` or `bin/svc-mcp.mjs` run the compiled dist/:
- * build it once per run. Type errors are `npm run typecheck`'s to report; tsc
- * still emits, and the tests say what is broken at run time.
+ * Once per run: tests that spawn `bin/svc.mjs` or `bin/svc-mcp.mjs` run the
+ * compiled dist/, built here (type errors are `npm run typecheck`'s to
+ * report; tsc still emits, and the tests say what is broken at run time);
+ * and one PostgreSQL for the tests of the postgres storage driver, each file
+ * on a database of its own, stopped and removed at the end. Both start
+ * together.
  */
-export default function setup() {
-  spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+export default async function setup(project: TestProject) {
+  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  const database = await startPostgres()
+  project.provide('postgresUrl', database.url)
+  await once(tsc, 'exit')
+  return () => database.destroy()
 }

@@ -1,0 +1,290 @@
+import { randomUUID } from 'node:crypto'
+import postgres, { type Fragment, type Sql } from 'postgres'
+import {
+  defineStorageDriver,
+  SUMMARY_LIMIT_DEFAULT,
+  SUMMARY_LIMIT_MAX,
+  toSearchText,
+  toSummary,
+  type Email,
+  type EmailSummary,
+  type SortOrder,
+  type StorageChange,
+  type StorageDriver,
+} from 'svc/kit'
+import { createRunner, describeServer } from './connection.js'
+import { migrate } from './schema.js'
+import { searchColumns, searchConditions } from './search.js'
+
+/** The channel every instance listens on; payloads name their inbox. */
+const CHANNEL = 'svc_mail'
+/** Ids per notification: a NOTIFY payload must stay under 8000 bytes. */
+const IDS_PER_NOTICE = 100
+/** Rows fetched at a time when every email is read in turn. */
+const BATCH = 100
+
+/** What one NOTIFY carries: the inbox, the driver object that made the change (never told of its own), the change. */
+interface Notice {
+  inbox: string
+  origin: string
+  type: StorageChange['type']
+  ids: string[]
+}
+
+/** The body fields of an Email: what a listing never reads. */
+type Body = Pick<Email, 'cc' | 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'envelope'>
+type StoredSummary = Omit<EmailSummary, 'read'>
+
+interface SummaryRow {
+  summary: StoredSummary
+  read: boolean
+}
+
+/** The summary with its current read state, fields in the order toSummary gives them. */
+function summaryOf({ summary, read }: SummaryRow): EmailSummary {
+  const { id, time, subject, size, sizeHuman, from, to, attachmentCount, preview } = summary
+  return { id, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
+}
+
+/** The full record, fields in the order parseEmail gives them. */
+function emailOf(row: SummaryRow & { body: Body }): Email {
+  const { id, time, read, subject, from, to, size, sizeHuman } = summaryOf(row)
+  const { cc, date, text, html, headers, priority, attachments, envelope } = row.body
+  return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
+}
+
+const chunks = <T>(list: T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size))
+
+/** The conditions joined into one fragment. */
+const joined = (sql: Sql, parts: Fragment[]): Fragment => parts.reduce((all, part) => sql`${all} ${part}`, sql``)
+
+/**
+ * `postgres`: the inbox in a PostgreSQL database (`--storage
+ * postgres://user:pass@host:port/db`), the source of truth for every svc
+ * process given the same URL. Nothing of the inbox is kept in this process:
+ * every call is a query, listings and counts read indexes and the counts
+ * table, never bodies. Changes are announced with NOTIFY in the statement
+ * that makes them, so other instances hear of them once committed.
+ */
+export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDriver => {
+  const server = describeServer(url)
+  const sql = postgres(url, {
+    // Enough for every SMTP connection of a busy intake and the API beside it.
+    max: 20,
+    onnotice: () => {},
+    connect_timeout: 5,
+    idle_timeout: 60,
+    connection: { application_name: 'svc' },
+  })
+  /** This driver object, in its notices, so that it skips its own. */
+  const origin = randomUUID()
+  const listeners = new Set<(change: StorageChange) => void>()
+  let unlisten: (() => Promise<void>) | undefined
+  /** Ids removed while a full listing is being read: it skips them, as a reader expects. */
+  const removedDuringListing = new Set<string>()
+  let listings = 0
+
+  const run = createRunner(server)
+
+  const notify = async (type: StorageChange['type'], ids: string[]) => {
+    for (const part of chunks(ids, IDS_PER_NOTICE)) {
+      const notice: Notice = { inbox, origin, type, ids: part }
+      await run('announce a change', () => sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`)
+    }
+  }
+  /** A NOTIFY as a fragment of the statement that makes the change: sent when, and only if, it commits. */
+  const notice = (type: StorageChange['type'], id: string) => JSON.stringify({ inbox, origin, type, ids: [id] } satisfies Notice)
+
+  const forgetDuringListing = (id: string) => {
+    if (listings > 0) removedDuringListing.add(id)
+  }
+
+  const tell = (change: StorageChange) => {
+    for (const listener of listeners) listener(change)
+  }
+  const onNotice = (payload: string) => {
+    let parsed: Notice
+    try {
+      parsed = JSON.parse(payload) as Notice
+    } catch {
+      return
+    }
+    if (parsed.inbox !== inbox || parsed.origin === origin) return
+    if (parsed.type === 'read') return tell({ type: 'read', ids: parsed.ids })
+    for (const id of parsed.ids) {
+      if (parsed.type === 'removed') forgetDuringListing(id)
+      tell({ type: parsed.type, id })
+    }
+  }
+
+  const counts = async () => {
+    const [row] = await run(
+      'count emails',
+      () => sql<[{ total: number; unread: number }]>`
+        SELECT coalesce(sum(total), 0)::int AS total, coalesce(sum(unread), 0)::int AS unread FROM svc_counts WHERE inbox = ${inbox}`,
+    )
+    return { total: row.total, unread: row.unread }
+  }
+
+  async function* rowsInOrder(order?: SortOrder): AsyncGenerator<Email> {
+    // Keyset batches: each a short indexed query, no transaction held open while the caller reads.
+    let after: { received: number; seq: number } | undefined
+    for (;;) {
+      const key = !after
+        ? sql``
+        : order === 'desc'
+          ? sql`AND (received, seq) < (${after.received}, ${after.seq})`
+          : order === 'asc'
+            ? sql`AND (received, seq) > (${after.received}, ${after.seq})`
+            : sql`AND seq > ${after.seq}`
+      const sort = order === 'desc' ? sql`received DESC, seq DESC` : order === 'asc' ? sql`received, seq` : sql`seq`
+      const rows = await run(
+        'list emails',
+        () => sql<Array<SummaryRow & { body: Body; received: number; seq: number }>>`
+          SELECT summary, read, body, received::float8 AS received, seq::float8 AS seq FROM svc_mail
+          WHERE inbox = ${inbox} ${key} ORDER BY ${sort} LIMIT ${BATCH}`,
+      )
+      for (const row of rows) if (!removedDuringListing.has(row.summary.id)) yield emailOf(row)
+      if (rows.length < BATCH) return
+      const last = rows.at(-1)!
+      after = { received: last.received, seq: last.seq }
+    }
+  }
+
+  return {
+    name: 'postgres',
+    async init() {
+      await run('connect', () => migrate(sql), { once: true })
+      const listening = await run('listen for changes', () => sql.listen(CHANNEL, onNotice), { once: true })
+      unlisten = () => listening.unlisten()
+    },
+    async add({ email, raw }) {
+      const { read, ...summary } = toSummary(email)
+      const { cc, date, text, html, headers, priority, attachments, envelope } = email
+      const body: Body = { cc, date, text, html, headers, priority, attachments, envelope }
+      const received = Date.parse(email.time) || 0
+      const columns = searchColumns(email)
+      let attempt = 0
+      await run('store an email', async () => {
+        attempt++
+        try {
+          await sql`
+            WITH added AS (
+              INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, summary, body, raw, search,
+                from_text, to_text, cc_text, subject_text, filename_text)
+              VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${attachments.length},
+                ${sql.json(summary as never)}::json, ${sql.json(body as never)}::json, ${raw}, ${toSearchText(email)},
+                ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
+              RETURNING id
+            )
+            SELECT pg_notify(${CHANNEL}, ${notice('added', email.id)}) FROM added`
+        } catch (error) {
+          // A retry after a commit whose answer was lost finds its own row: stored, as asked.
+          if (attempt > 1 && (error as { code?: string }).code === '23505') return
+          if ((error as { code?: string }).code === '23505') throw new Error(`An email with id ${email.id} is already stored`)
+          throw error
+        }
+      })
+    },
+    async has(id) {
+      const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      return rows.length > 0
+    },
+    async summary(id) {
+      const [row] = await run('read an email', () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      return row && summaryOf(row)
+    },
+    async get(id) {
+      const [row] = await run('read an email', () => sql<Array<SummaryRow & { body: Body }>>`SELECT summary, read, body FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      return row && emailOf(row)
+    },
+    async raw(id) {
+      const [row] = await run('read an email', () => sql<Array<{ raw: Buffer }>>`SELECT raw FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      return row?.raw
+    },
+    async markRead(id) {
+      const rows = await run(
+        'mark an email read',
+        () => sql`
+          WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${id} AND NOT read RETURNING id)
+          SELECT pg_notify(${CHANNEL}, ${notice('read', id)}) FROM changed`,
+      )
+      return rows.length > 0
+    },
+    async markAllRead() {
+      const rows = await run('mark emails read', () => sql<Array<{ id: string }>>`UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND NOT read RETURNING id`)
+      const ids = rows.map((row) => row.id)
+      await notify('read', ids)
+      return ids
+    },
+    async remove(id) {
+      const rows = await run(
+        'remove an email',
+        () => sql`
+          WITH removed AS (DELETE FROM svc_mail WHERE inbox = ${inbox} AND id = ${id} RETURNING id)
+          SELECT pg_notify(${CHANNEL}, ${notice('removed', id)}) FROM removed`,
+      )
+      if (rows.length === 0) return false
+      forgetDuringListing(id)
+      return true
+    },
+    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false }) {
+      const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
+      const conditions = searchConditions(sql, search)
+      if (unreadOnly) conditions.push(sql`AND NOT read`)
+      const where = joined(sql, conditions)
+      const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
+      const [items, inboxCounts, matching] = await Promise.all([
+        clamped === 0
+          ? []
+          : run(
+              'list emails',
+              () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${clamped}`,
+            ),
+        counts(),
+        conditions.length === 0
+          ? undefined
+          : run('count emails', () => sql<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`),
+      ])
+      const total = matching ? matching[0].total : inboxCounts.total
+      return { items: items.map(summaryOf), total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
+    },
+    counts,
+    async oldest(count) {
+      if (count <= 0) return []
+      const rows = await run('list emails', () => sql<Array<{ id: string }>>`SELECT id FROM svc_mail WHERE inbox = ${inbox} ORDER BY received, seq LIMIT ${count}`)
+      return rows.map((row) => row.id)
+    },
+    async *emails(order) {
+      listings++
+      try {
+        yield* rowsInOrder(order)
+      } finally {
+        if (--listings === 0) removedDuringListing.clear()
+      }
+    },
+    async exclusive(name, task) {
+      // A session lock on a connection of its own, held while the task runs its queries on others.
+      const connection = await run('lock', () => sql.reserve())
+      try {
+        await connection`SELECT pg_advisory_lock(hashtext(${inbox}), hashtext(${name}))`
+        try {
+          return await task()
+        } finally {
+          await connection`SELECT pg_advisory_unlock(hashtext(${inbox}), hashtext(${name}))`.catch(() => {})
+        }
+      } finally {
+        connection.release()
+      }
+    },
+    watch(listener) {
+      listeners.add(listener)
+      return () => void listeners.delete(listener)
+    },
+    async dispose() {
+      listeners.clear()
+      await unlisten?.().catch(() => {})
+      await sql.end({ timeout: 5 })
+    },
+  }
+})

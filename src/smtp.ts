@@ -233,13 +233,19 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       this.logger.warn(`Refused a message that is not an e-mail message: ${refusal}`)
       throw new SmtpReplyError(554, `Not an e-mail message: ${refusal}`)
     }
-    await this.store.add(mail)
+    try {
+      await this.store.add(mail)
+    } catch (error) {
+      // Nothing is acknowledged that the storage did not keep: the client sends it again later.
+      this.logger.error(`Could not store message: ${(error as Error).message}`)
+      throw new SmtpReplyError(451, 'Could not store the message, try again later')
+    }
     const arrival: MailArrival = { raw, origin: 'smtp' }
     try {
       await this.hooks.callHook('mail:received', email, arrival)
     } catch (error) {
       // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
-      await this.store.remove(email.id)
+      await this.store.remove(email.id).catch((removal: Error) => this.logger.error(`Could not take back message ${email.id}: ${removal.message}`))
       this.logger.error(`Could not accept message: ${(error as Error).message}`)
       throw new SmtpReplyError(451, 'Could not store the message, try again later')
     }

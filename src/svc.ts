@@ -34,6 +34,8 @@ export class Svc {
   /** The plugins that run with this configuration, in set-up order. */
   readonly plugins: SvcPlugin[]
   private teardowns: Teardown[] = []
+  /** Ids another process added and removed before this one read them (relayChange). */
+  private unseenRemoteMail = new Set<string>()
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
   constructor(options: SvcOptions | SvcConfig = {}) {
@@ -54,7 +56,11 @@ export class Svc {
       const { driver } = this.store
       await driver.init?.()
       this.teardowns.unshift(async () => driver.dispose?.())
-      const unwatch = driver.watch?.((change) => void this.relayChange(change))
+      // One change at a time, in the order they came: a client hears of an arrival before its removal.
+      let relaying = Promise.resolve()
+      const unwatch = driver.watch?.((change) => {
+        relaying = relaying.then(() => this.relayChange(change))
+      })
       if (unwatch) this.teardowns.unshift(unwatch)
       for (const plugin of this.plugins) {
         if (!plugin.setup) continue
@@ -94,14 +100,20 @@ export class Svc {
     this.teardowns = []
   }
 
-  /** Tells this process's listeners of a change another process made to shared storage. */
+  /**
+   * Tells this process's listeners of a change another process made to shared
+   * storage. A message removed before this process could read it is
+   * announced to them neither as new nor as removed.
+   */
   private async relayChange(change: StorageChange): Promise<void> {
     try {
-      if (change.type === 'removed') await this.hooks.callHook('mail:deleted', { id: change.id })
-      else if (change.type === 'read') await this.hooks.callHook('mail:read', { ids: change.ids })
+      if (change.type === 'removed') {
+        if (!this.unseenRemoteMail.delete(change.id)) await this.hooks.callHook('mail:deleted', { id: change.id })
+      } else if (change.type === 'read') await this.hooks.callHook('mail:read', { ids: change.ids })
       else {
         const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])
         if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })
+        else this.unseenRemoteMail.add(change.id)
       }
     } catch (error) {
       this.logger.error(`A handler failed on a change from another instance: ${(error as Error).message}`)

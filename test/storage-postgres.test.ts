@@ -1,7 +1,11 @@
-import { beforeAll, describe, expect, it } from 'vitest'
+import postgres from 'postgres'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { postgresDriver } from '../plugins/postgres/index.js'
+import { SCHEMA_VERSION } from '../plugins/postgres/schema.js'
+import type { StorageChange, StorageDriver } from '../src/storage/driver.js'
 import { describeStorageDriver } from './storage-suite.js'
 import { freshDatabase } from './support/postgres.js'
+import { syntheticEmail as email } from './support/storage.js'
 
 let url: string
 let inboxes = 0
@@ -11,3 +15,102 @@ beforeAll(async () => {
 
 // One database for the file; every test its own inbox in it, so each starts empty.
 describeStorageDriver('postgres', () => postgresDriver({ url, inbox: `suite-${inboxes++}` }))
+
+describe('the postgres driver', () => {
+  const opened: StorageDriver[] = []
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
+  })
+  async function open(options: { url?: string; inbox?: string } = {}): Promise<StorageDriver> {
+    const driver = postgresDriver({ url: options.url ?? url, inbox: options.inbox ?? `own-${inboxes++}` })
+    opened.push(driver)
+    await driver.init!()
+    return driver
+  }
+  const add = (driver: StorageDriver, mail = email(`m${inboxes++}`, 0)) => driver.add({ email: mail, raw: Buffer.from(`raw ${mail.id}`) })
+
+  it('creates its schema once when several instances start on an empty database at once', async () => {
+    const empty = await freshDatabase()
+    await Promise.all(Array.from({ length: 4 }, () => open({ url: empty, inbox: 'shared' })))
+    const sql = postgres(empty, { max: 1 })
+    try {
+      expect(await sql`SELECT version FROM svc_schema ORDER BY version`).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })))
+      // A database written by a newer svc is refused, not misread.
+      await sql`INSERT INTO svc_schema (version) VALUES (${SCHEMA_VERSION + 1})`
+    } finally {
+      await sql.end()
+    }
+    await expect(open({ url: empty })).rejects.toThrow(/schema version .* newer than this svc/)
+  })
+
+  it('tells one instance of what another changed, never of its own changes', async () => {
+    const inbox = `watched-${inboxes++}`
+    const [here, there, elsewhere] = [await open({ inbox }), await open({ inbox }), await open()]
+    const heard: StorageChange[] = []
+    const own: StorageChange[] = []
+    there.watch!((change) => heard.push(change))
+    here.watch!((change) => own.push(change))
+    elsewhere.watch!((change) => own.push(change))
+    await add(here, email('w1', 0))
+    await add(here, email('w2', 1))
+    await here.markRead('w1')
+    await here.markAllRead()
+    await here.remove('w1')
+    await expect.poll(() => heard.length).toBe(5)
+    expect(heard).toEqual([
+      { type: 'added', id: 'w1' },
+      { type: 'added', id: 'w2' },
+      { type: 'read', ids: ['w1'] },
+      { type: 'read', ids: ['w2'] },
+      { type: 'removed', id: 'w1' },
+    ])
+    expect(own).toEqual([])
+    expect(await there.counts()).toEqual({ total: 1, unread: 0 })
+  })
+
+  it('answers every operator of the search syntax in SQL', async () => {
+    const driver = await open()
+    const mails = [
+      email('invoice', 0, { subject: 'Your INVOICE', to: [{ address: 'billing@example.com', name: 'Billing' }], size: 5000 }),
+      email('cc', 60, { cc: [{ address: 'boss@corp.test', name: 'The Boss' }], text: '100% off_sale today' }),
+      email('bcc', 120, {
+        envelope: { from: { address: 'x@sender.test' }, to: [{ address: 'hidden@bcc.test' }], host: 'h', remoteAddress: '127.0.0.1' },
+        attachments: [{ filename: 'Report.PDF', generatedFileName: 'Report.PDF', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 }],
+      }),
+    ]
+    for (const mail of mails) await add(driver, mail)
+    await driver.markRead('cc')
+    const ids = async (search: string) => (await driver.page({ search, sort: 'asc' })).items.map((item) => item.id)
+    expect(await ids('invoice')).toEqual(['invoice'])
+    expect(await ids('-invoice')).toEqual(['cc', 'bcc'])
+    expect(await ids('from:sender')).toEqual(['invoice', 'cc', 'bcc'])
+    expect(await ids('from:"sender cc"')).toEqual(['cc'])
+    expect(await ids('to:billing')).toEqual(['invoice'])
+    expect(await ids('to:hidden@bcc')).toEqual(['bcc'])
+    expect(await ids('to:boss')).toEqual(['cc'])
+    expect(await ids('cc:boss')).toEqual(['cc'])
+    expect(await ids('subject:invoice')).toEqual(['invoice'])
+    expect(await ids('filename:report.pdf')).toEqual(['bcc'])
+    expect(await ids('has:attachment')).toEqual(['bcc'])
+    expect(await ids('is:read')).toEqual(['cc'])
+    expect(await ids('is:unread')).toEqual(['invoice', 'bcc'])
+    expect(await ids('before:2024-01-01T01:00:00Z')).toEqual(['invoice'])
+    expect(await ids('after:2024-01-01T01:00:00Z')).toEqual(['cc', 'bcc'])
+    expect(await ids('larger:1KB')).toEqual(['invoice'])
+    expect(await ids('smaller:1KB -is:read')).toEqual(['bcc'])
+    // LIKE's own wildcards are plain characters to a search.
+    expect(await ids('"100%"')).toEqual(['cc'])
+    expect(await ids('off_sale')).toEqual(['cc'])
+    expect(await ids('of%sale')).toEqual([])
+    expect(await ids('o_f')).toEqual([])
+    expect((await driver.page({ search: 'from:sender is:unread', limit: 1 })).total).toBe(2)
+  })
+
+  it('keeps inboxes apart in one database', async () => {
+    const [one, two] = [await open(), await open()]
+    await add(one, email('only-one', 0))
+    expect(await two.has('only-one')).toBe(false)
+    expect(await two.counts()).toEqual({ total: 0, unread: 0 })
+    expect((await two.page({})).items).toEqual([])
+  })
+})

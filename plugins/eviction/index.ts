@@ -38,14 +38,38 @@ export default definePlugin({
   enabled: (config) => config.maxEmails > 0,
   setup({ config, hooks, store, logger }) {
     const cap = config.maxEmails
+    // One trim at a time in this process, and with a shared storage one in the whole inbox (an advisory
+    // lock across instances), so no two race for the same oldest messages. Arrivals during a trim share
+    // the one queued after it, which starts after their commits and so counts them.
+    const exclusive = store.driver.exclusive?.bind(store.driver)
+    const trimOnce = () => (exclusive ? exclusive('eviction', () => trim(store, cap)) : trim(store, cap))
+    let running: Promise<number> | undefined
+    let queued: Promise<number> | undefined
+    const start = (): Promise<number> => {
+      const run = trimOnce().finally(() => {
+        if (running === run) running = undefined
+      })
+      running = run
+      return run
+    }
+    const serialTrim = (): Promise<number> => {
+      if (queued) return queued
+      if (!running) return start()
+      const next = running.catch(() => 0).then(() => {
+        queued = undefined
+        return start()
+      })
+      queued = next
+      return next
+    }
     const unhooks = [
       // Once every plugin is set up, whichever restored a backlog.
       hooks.hook('server:ready', async () => {
-        const evicted = await trim(store, cap)
+        const evicted = await serialTrim()
         if (evicted) logger.info(`Evicted ${evicted} email(s) to keep the cap of ${cap}`)
       }),
       hooks.hook('mail:received', async () => {
-        const count = await trim(store, cap)
+        const count = await serialTrim()
         if (count) logger.debug(`Evicted ${count} email(s) to keep the cap of ${cap}`)
       }),
     ]

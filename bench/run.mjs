@@ -13,6 +13,7 @@ import { memoryOf, sampleRss, startSvc } from './child.mjs'
 import { median, medianLatency, percentile, timedRequest } from './http-client.mjs'
 import { buildLargeMessage, buildManyAttachments, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
+import { postgresMeasures, postgresScenarios } from './postgres.mjs'
 
 const { values: flags } = parseArgs({
   options: {
@@ -25,8 +26,8 @@ const { values: flags } = parseArgs({
 const QUICK = flags.quick
 const RUNS = Math.max(1, Number(flags.runs) || 1)
 const SIZE = QUICK
-  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328 }
-  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328 }
+  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000 }
+  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000 }
 const MiB = 1024 * 1024
 const root = fileURLToPath(new URL('..', import.meta.url))
 
@@ -55,6 +56,7 @@ const MEASURES = [
   { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 500, better: 'lower' },
   { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
   { key: 'attachments', label: `${SIZE.attachments} attachments of one message, downloaded one by one`, unit: 'ms', better: 'lower', maildev: 540 },
+  ...postgresMeasures(SIZE),
 ]
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -259,6 +261,7 @@ const SCENARIOS = {
   restore,
   large: largeMessage,
   attachments: manyAttachments,
+  ...postgresScenarios(SIZE),
 }
 
 async function runOnce() {

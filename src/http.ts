@@ -82,6 +82,8 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
   const guards: RequestGuard[] = [origins.check]
 
   const app = new H3({
+    // onError below logs what deserves it; h3's own print of every unhandled error would say it twice.
+    silent: true,
     onError(error, event) {
       const unavailable = [error, error.cause].find((cause) => cause instanceof StorageUnavailableError)
       if (unavailable) {

@@ -1,0 +1,113 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { SummaryPage } from '../src/types.js'
+import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
+import { smallMessage } from './support/senders.js'
+import { connectSmtp, dotStuff } from './support/smtp.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+/**
+ * The database stopped and started again under a steady SMTP load: while it
+ * is down svc answers 451 to mail and 503 to the API, acknowledges nothing
+ * it has not committed, and recovers by itself once it is back. This file
+ * has a PostgreSQL of its own, since it stops it.
+ */
+
+let server: TestPostgres
+let svc: TestSvc
+let url: string
+beforeAll(async () => {
+  server = await startPostgres()
+  url = await createDatabase(server.url)
+  svc = await startSvc({ storage: url })
+})
+afterAll(async () => {
+  await svc?.stop()
+  await server?.destroy()
+})
+
+/** Replies to DATA, by subject, as a mailer that retries later would see them. */
+type Replies = Map<string, number>
+
+/**
+ * One SMTP client sending until `stop()`: after a 4xx it goes on with the
+ * next message on the same connection (RSET), after a lost connection it
+ * connects again, like a mail queue retrying.
+ */
+function steadySender(port: number, name: string, replies: Replies) {
+  let running = true
+  const done = (async () => {
+    let i = 0
+    while (running) {
+      const smtp = await connectSmtp(port).catch(() => undefined)
+      if (!smtp) {
+        await sleep(50)
+        continue
+      }
+      try {
+        await smtp.command(`EHLO ${name}.test`)
+        while (running) {
+          const subject = `${name} n${i++}`
+          await smtp.command('MAIL FROM:<load@example.com>')
+          await smtp.command('RCPT TO:<rcpt@example.com>')
+          if ((await smtp.command('DATA')).code !== 354) break
+          smtp.write(Buffer.concat([dotStuff(smallMessage(subject)), Buffer.from('.\r\n')]))
+          const { code } = await smtp.reply()
+          replies.set(subject, code)
+          if (code !== 250) {
+            await smtp.command('RSET')
+            await sleep(20)
+          }
+        }
+        await smtp.command('QUIT').catch(() => {})
+      } catch {
+        // The connection went: connect again.
+      } finally {
+        smtp.close()
+      }
+    }
+  })()
+  return {
+    async stop() {
+      running = false
+      await done
+    },
+  }
+}
+
+const codes = (replies: Replies) => [...replies.values()]
+
+it('answers 451 and 503 while the database is down, recovers by itself, and loses nothing it acknowledged', async () => {
+  const replies: Replies = new Map()
+  const senders = [0, 1, 2].map((i) => steadySender(svc.smtpPort, `out${i}`, replies))
+  await expect.poll(() => codes(replies).filter((code) => code === 250).length, { timeout: 10_000 }).toBeGreaterThan(20)
+
+  await server.stop()
+  const stoppedAt = replies.size
+  // Mail is refused for now, never acknowledged; the API says the same.
+  await expect.poll(() => [...replies.values()].slice(stoppedAt).includes(451), { timeout: 15_000 }).toBe(true)
+  const down = await svc.api('/api/email/summary')
+  expect(down.status).toBe(503)
+  expect(down.headers.get('retry-after')).toBe('1')
+  const { error } = (await down.json()) as { error: string }
+  expect(error).toMatch(`PostgreSQL at 127.0.0.1:${server.port}`)
+  expect(error).not.toContain('svc-test-secret')
+  expect((await svc.api('/api/email/some-id')).status).toBe(503)
+
+  await server.start()
+  const restartedAt = replies.size
+  // Back by itself: mail is acknowledged again and the API answers.
+  await expect.poll(() => [...replies.values()].slice(restartedAt).includes(250), { timeout: 15_000 }).toBe(true)
+  await expect.poll(async () => (await svc.api('/api/email/summary')).status, { timeout: 5_000 }).toBe(200)
+  await Promise.all(senders.map((sender) => sender.stop()))
+
+  const acknowledged = [...replies].filter(([, code]) => code === 250).map(([subject]) => subject)
+  expect(codes(replies).every((code) => code === 250 || code === 451), `replies were ${[...new Set(codes(replies))].join(', ')}`).toBe(true)
+  const stored = new Set<string>()
+  for (let skip = 0; ; skip += 200) {
+    const page = (await (await svc.api(`/api/email/summary?limit=200&skip=${skip}`)).json()) as SummaryPage
+    for (const item of page.items) stored.add(item.subject)
+    if (skip + 200 >= page.total) break
+  }
+  for (const subject of acknowledged) expect(stored.has(subject), `acknowledged ${subject} is stored`).toBe(true)
+})

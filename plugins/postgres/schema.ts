@@ -50,34 +50,42 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (inbox, shard)
   );
 
-  CREATE FUNCTION svc_count_mail() RETURNS trigger LANGUAGE plpgsql AS $$
-  DECLARE
-    row_inbox text;
-    total_change integer := 0;
-    unread_change integer := 0;
-  BEGIN
-    IF TG_OP = 'INSERT' THEN
-      row_inbox := NEW.inbox;
-      total_change := 1;
-      unread_change := CASE WHEN NEW.read THEN 0 ELSE 1 END;
-    ELSIF TG_OP = 'DELETE' THEN
-      row_inbox := OLD.inbox;
-      total_change := -1;
-      unread_change := CASE WHEN OLD.read THEN 0 ELSE -1 END;
-    ELSE
-      row_inbox := NEW.inbox;
-      unread_change := (CASE WHEN NEW.read THEN 0 ELSE 1 END) - (CASE WHEN OLD.read THEN 0 ELSE 1 END);
-      IF unread_change = 0 THEN RETURN NULL; END IF;
-    END IF;
+  -- Statement-level, over the rows the statement changed: marking 100,000
+  -- read is one update of the counts, not 100,000.
+  CREATE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint) RETURNS void LANGUAGE sql AS $$
     INSERT INTO svc_counts AS c (inbox, shard, total, unread)
-      VALUES (row_inbox, pg_backend_pid() % 16, total_change, unread_change)
-      ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread;
+      VALUES (changes_inbox, pg_backend_pid() % 16, total_change, unread_change)
+      ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread
+  $$;
+
+  CREATE FUNCTION svc_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(inbox, count(*), count(*) FILTER (WHERE NOT read)) FROM added GROUP BY inbox;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION svc_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(inbox, -count(*), -count(*) FILTER (WHERE NOT read)) FROM removed GROUP BY inbox;
+    RETURN NULL;
+  END
+  $$;
+  CREATE FUNCTION svc_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(after.inbox, 0, count(*) FILTER (WHERE NOT after.read) - count(*) FILTER (WHERE NOT before.read))
+      FROM after JOIN before USING (inbox, id)
+      GROUP BY after.inbox
+      HAVING count(*) FILTER (WHERE after.read <> before.read) > 0;
     RETURN NULL;
   END
   $$;
 
-  CREATE TRIGGER svc_mail_counts AFTER INSERT OR DELETE OR UPDATE OF read ON svc_mail
-    FOR EACH ROW EXECUTE FUNCTION svc_count_mail();
+  CREATE TRIGGER svc_mail_added AFTER INSERT ON svc_mail REFERENCING NEW TABLE AS added
+    FOR EACH STATEMENT EXECUTE FUNCTION svc_count_added();
+  CREATE TRIGGER svc_mail_removed AFTER DELETE ON svc_mail REFERENCING OLD TABLE AS removed
+    FOR EACH STATEMENT EXECUTE FUNCTION svc_count_removed();
+  CREATE TRIGGER svc_mail_updated AFTER UPDATE ON svc_mail REFERENCING OLD TABLE AS before NEW TABLE AS after
+    FOR EACH STATEMENT EXECUTE FUNCTION svc_count_updated();
   `,
 ]
 

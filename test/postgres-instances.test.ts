@@ -1,10 +1,13 @@
 import { randomInt } from 'node:crypto'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import type { EmailSummary, SummaryPage } from '../src/types.js'
 import { startChild, type ChildSvc } from './support/child.js'
 import { freePort, runCli } from './support/cli.js'
+import { callTool, payloadOf } from './mcp-suite.js'
 import { freshDatabase } from './support/postgres.js'
 import { acknowledged, sendSequence, sizedMessage, smallMessage, type Sent } from './support/senders.js'
 
@@ -72,8 +75,11 @@ const sorted = (list: string[]) => [...list].sort()
 
 describe('three instances on one database', () => {
   it('serve one inbox: reads, raw bytes, read state, counts, deletes, and live events once each', async () => {
-    const [a, b, c] = await instances(3)
+    const [a, b, c] = await instances(3, { mcp: true })
     const heard = await Promise.all([a, b, c].map(listen))
+    // Waiting on B for mail that A will take in.
+    const restWait = fetch(`${b.baseUrl}/api/email/wait?subject=${encodeURIComponent('via-a n1')}&timeout=20000`)
+    await sleep(200)
 
     await send(a, 'via-a', 2)
     await send(b, 'via-b', 2)
@@ -84,6 +90,10 @@ describe('three instances on one database', () => {
     expect(listed).toMatchObject({ total: 5, storeTotal: 5, unread: 5 })
     const ids = listed.items.map((item) => item.id)
     for (const svc of [b, c]) expect((await page(svc)).items.map((item) => item.id)).toEqual(ids)
+
+    const waited = await restWait
+    expect(waited.status).toBe(200)
+    expect(((await waited.json()) as { subject: string }).subject).toBe('via-a n1')
 
     // Each client of each instance hears of each message once.
     for (const listener of heard) {
@@ -101,6 +111,12 @@ describe('three instances on one database', () => {
     }
     expect(await json(b, '/api/email/read-all', { method: 'PATCH' })).toEqual({ count: 4 })
     expect((await page(a)).unread).toBe(0)
+    // An MCP session on C reads the newest, whichever instance took it in.
+    const mcp = new Client({ name: 'svc-test', version: '1.0.0' })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${c.baseUrl}/mcp`)))
+    const latest = payloadOf<{ emails: Array<{ subject: string }> }>(await callTool(mcp, 'svc_get_latest_email', { count: 5 }))
+    expect(latest.emails.map((mail) => mail.subject)).toEqual(listed.items.map((item) => item.subject))
+    await mcp.close()
 
     // A delete through B reaches every client once; then all through A.
     expect(await json(b, `/api/email/${fromA.id}`, { method: 'DELETE' })).toBe(true)

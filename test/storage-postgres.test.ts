@@ -1,11 +1,14 @@
 import postgres from 'postgres'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { postgresDriver } from '../plugins/postgres/index.js'
 import { SCHEMA_VERSION } from '../plugins/postgres/schema.js'
 import type { StorageChange, StorageDriver } from '../src/storage/driver.js'
 import { describeStorageDriver } from './storage-suite.js'
 import { freshDatabase } from './support/postgres.js'
 import { syntheticEmail as email } from './support/storage.js'
+
+// Every call is a round trip to a server process: the suite's thousands of sequential calls take longer than in memory.
+vi.setConfig({ testTimeout: 90_000 })
 
 let url: string
 let inboxes = 0

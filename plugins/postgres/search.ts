@@ -1,5 +1,5 @@
 import type { Fragment, Sql } from 'postgres'
-import { parseSearch, type SearchField, type SearchTerm } from 'svc/kit'
+import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc/kit'
 import type { Address, Email } from 'svc/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */
@@ -59,7 +59,7 @@ function termCondition(sql: Sql, term: SearchTerm): Fragment {
  * starting with AND; empty for an empty query. Same meaning as the shared
  * matcher, answered by the database.
  */
-export function searchConditions(sql: Sql, search: string | undefined): Fragment[] {
-  const { terms } = parseSearch(search ?? '')
+export function searchConditions(sql: Sql, search: string | SearchQuery | undefined): Fragment[] {
+  const { terms } = typeof search === 'object' ? search : parseSearch(search ?? '')
   return terms.map((term) => (term.negated ? sql`AND NOT (${termCondition(sql, term)})` : sql`AND ${termCondition(sql, term)}`))
 }

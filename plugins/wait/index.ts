@@ -34,16 +34,23 @@ declare module 'svc' {
  * `GET /api/email/wait` and `svc_wait_for_email`): a request waits for the
  * first message matching its filter without polling. Waiters are fed by
  * `mail:received`, registered after persistence, so a message is handed out
- * only once it is kept.
+ * only once it is kept, and by mail other instances sharing the storage took
+ * in (`mail:accepted` from `remote`).
  */
 export default definePlugin({
   name: 'wait',
   setup({ hooks, store, services }) {
     const registry = createWaiterRegistry(store)
     services.waiters = registry
-    const unhook = hooks.hook('mail:received', (email) => registry.offer(email))
+    const unhooks = [
+      hooks.hook('mail:received', (email) => registry.offer(email)),
+      // Mail another instance took in, on a shared storage: kept there already.
+      hooks.hook('mail:accepted', (email, { origin }) => {
+        if (origin === 'remote') registry.offer(email)
+      }),
+    ]
     return () => {
-      unhook()
+      for (const unhook of unhooks) unhook()
       registry.closeAll()
       delete services.waiters
     }

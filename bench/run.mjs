@@ -10,9 +10,10 @@ import { fileURLToPath } from 'node:url'
 import { parseArgs } from 'node:util'
 import { io } from 'socket.io-client'
 import { memoryOf, sampleRss, startSvc } from './child.mjs'
-import { median, medianLatency, percentile, timedRequest } from './http-client.mjs'
+import { median, medianLatency, timedRequest } from './http-client.mjs'
 import { buildLargeMessage, buildManyAttachments, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
+import { newMailLatencies } from './new-mail.mjs'
 import { postgresMeasures, postgresScenarios } from './postgres.mjs'
 
 const { values: flags } = parseArgs({
@@ -112,26 +113,8 @@ async function newMailLatency() {
   const socket = io(svc.baseUrl, { transports: ['websocket'] })
   try {
     await new Promise((resolve, reject) => socket.once('connect', resolve).once('connect_error', reject))
-    const client = await connectSmtp(svc.smtpPort)
-    const times = []
-    const warmUp = 20
-    for (let n = 0; n < SIZE.latency + warmUp; n++) {
-      let sent = 0
-      const subject = `Your order ${n} has shipped`
-      const arrived = new Promise((resolve) => {
-        const onMail = (summary) => {
-          if (summary.subject !== subject) return
-          socket.off('newMail', onMail)
-          resolve(performance.now())
-        }
-        socket.on('newMail', onMail)
-      })
-      await client.send(buildMessage(n, { size: 3000 }), { onDataEnd: () => (sent = performance.now()) })
-      const at = await arrived
-      if (n >= warmUp) times.push(at - sent)
-    }
-    client.close()
-    return { newMailMedian: median(times), newMailP99: percentile(times, 99) }
+    const { median, p99 } = await newMailLatencies(svc.smtpPort, socket, SIZE.latency)
+    return { newMailMedian: median, newMailP99: p99 }
   } finally {
     socket.close()
     await svc.stop()

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { io } from 'socket.io-client'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { SummaryPage } from '../src/types.js'
 import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
@@ -15,14 +16,18 @@ import { startSvc, type TestSvc } from './support/svc.js'
 
 let server: TestPostgres
 let svc: TestSvc
+/** A second instance on the same database, to hear live events across the outage. */
+let other: TestSvc
 let url: string
 beforeAll(async () => {
   server = await startPostgres()
   url = await createDatabase(server.url)
   svc = await startSvc({ storage: url })
+  other = await startSvc({ storage: url })
 })
 afterAll(async () => {
   await svc?.stop()
+  await other?.stop()
   await server?.destroy()
 })
 
@@ -110,4 +115,23 @@ it('answers 451 and 503 while the database is down, recovers by itself, and lose
     if (skip + 200 >= page.total) break
   }
   for (const subject of acknowledged) expect(stored.has(subject), `acknowledged ${subject} is stored`).toBe(true)
+
+  // Live events between instances flow again too: the listening connection came back by itself.
+  const socket = io(other.baseUrl, { path: '/socket.io', transports: ['websocket'], reconnection: false })
+  try {
+    const heard: string[] = []
+    socket.on('newMail', ({ subject }: { subject: string }) => heard.push(subject))
+    await new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('connect_error', reject))
+    await expect
+      .poll(
+        async () => {
+          await svc.send({ subject: 'after the outage' })
+          return heard.includes('after the outage')
+        },
+        { timeout: 15_000, interval: 1000 },
+      )
+      .toBe(true)
+  } finally {
+    socket.close()
+  }
 })

@@ -74,7 +74,9 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
-    connection: { application_name: 'svc' },
+    // A search's LIKE pattern decides between the trigram index and a walk by time: plan each query
+    // with its values, never the generic plan a prepared statement falls back to.
+    connection: { application_name: 'svc', plan_cache_mode: 'force_custom_plan' },
   })
   /** This driver object, in its notices, so that it skips its own. */
   const origin = randomUUID()
@@ -230,24 +232,29 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     },
     async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false }) {
       const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
-      const conditions = searchConditions(sql, search)
+      const { conditions, byText } = searchConditions(sql, search)
       if (unreadOnly) conditions.push(sql`AND NOT read`)
       const where = joined(sql, conditions)
       const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
-      const [items, inboxCounts, matching] = await Promise.all([
-        clamped === 0
-          ? []
-          : run(
-              'list emails',
-              () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${clamped}`,
-            ),
-        counts(),
-        conditions.length === 0
-          ? undefined
-          : run('count emails', () => sql<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`),
-      ])
-      const total = matching ? matching[0].total : inboxCounts.total
-      return { items: items.map(summaryOf), total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
+      const listing = (db: Sql) =>
+        clamped === 0 ? [] : db<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${clamped}`
+      const matching = async (db: Sql) => (await db<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`)[0].total
+      const found = async (): Promise<{ items: SummaryRow[]; total?: number }> => {
+        if (conditions.length === 0) return { items: await listing(sql) }
+        if (!byText) {
+          const [items, total] = await Promise.all([listing(sql), matching(sql)])
+          return { items, total }
+        }
+        return sql.begin(async (tx) => {
+          // The planner does not count reading each row's long search text (kept out of line), so it would
+          // rather read every row than the trigram index: bitmap scans only, which the index then wins.
+          await tx.unsafe('SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off')
+          const items = await listing(tx as unknown as Sql)
+          return { items, total: await matching(tx as unknown as Sql) }
+        })
+      }
+      const [{ items, total }, inboxCounts] = await Promise.all([run('list emails', found), counts()])
+      return { items: items.map(summaryOf), total: total ?? inboxCounts.total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
     },
     counts,
     async oldest(count) {

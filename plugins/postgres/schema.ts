@@ -37,7 +37,8 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX svc_mail_received ON svc_mail (inbox, received, seq);
   CREATE INDEX svc_mail_arrival ON svc_mail (inbox, seq);
-  CREATE INDEX svc_mail_search ON svc_mail USING gin (search gin_trgm_ops);
+  -- A short pending list: searches scan it in full, and a long one makes the planner avoid the index.
+  CREATE INDEX svc_mail_search ON svc_mail USING gin (search gin_trgm_ops) WITH (gin_pending_list_limit = 256);
 
   -- Counts kept as rows change, never counted by a scan. Spread over shards
   -- (one per server process, by pid) so that concurrent writers never wait

@@ -56,10 +56,14 @@ function termCondition(sql: Sql, term: SearchTerm): Fragment {
 
 /**
  * The WHERE conditions of a search (docs/search.md) beyond the inbox, each
- * starting with AND; empty for an empty query. Same meaning as the shared
- * matcher, answered by the database.
+ * starting with AND; none for an empty query. Same meaning as the shared
+ * matcher, answered by the database. `byText`: some condition matches text
+ * (a LIKE), which the trigram index serves best.
  */
-export function searchConditions(sql: Sql, search: string | SearchQuery | undefined): Fragment[] {
+export function searchConditions(sql: Sql, search: string | SearchQuery | undefined): { conditions: Fragment[]; byText: boolean } {
   const { terms } = typeof search === 'object' ? search : parseSearch(search ?? '')
-  return terms.map((term) => (term.negated ? sql`AND NOT (${termCondition(sql, term)})` : sql`AND ${termCondition(sql, term)}`))
+  return {
+    conditions: terms.map((term) => (term.negated ? sql`AND NOT (${termCondition(sql, term)})` : sql`AND ${termCondition(sql, term)}`)),
+    byText: terms.some((term) => term.kind === 'text' && !term.negated),
+  }
 }

@@ -127,6 +127,8 @@ export function postgresScenarios(SIZE) {
         const fillRate = (SIZE.pgStored - 1000) / ((performance.now() - started) / 1000)
         const large = [a.rss(), b.rss()]
 
+        // What any request costs on this machine right now, to read the others against.
+        const healthz = await medianLatency(`${a.baseUrl}/api/healthz`, 200)
         const summary = await medianLatency(`${a.baseUrl}/api/email/summary`, 200)
         const found = JSON.parse((await timedRequest(`${b.baseUrl}/api/email/summary?search=${RARE_WORD}`)).body)
         if (found.total !== 1) throw new Error(`the rare word was found ${found.total} times`)
@@ -145,6 +147,7 @@ export function postgresScenarios(SIZE) {
           pgRssSmall: Math.max(...small) / MiB,
           pgRssLarge: Math.max(...large) / MiB,
           pgRssGrowth: Math.max(large[0] - small[0], large[1] - small[1]) / MiB,
+          pgHealthz: healthz,
           pgSummary: summary,
           pgSearch: search,
           pgRestartHealthy: healthy,
@@ -166,6 +169,7 @@ export function postgresMeasures(SIZE) {
     { key: 'pgRssSmall', label: 'PostgreSQL: instance RSS at 1,000 stored', unit: 'MiB', better: 'lower' },
     { key: 'pgRssLarge', label: `PostgreSQL: instance RSS at ${stored} stored`, unit: 'MiB', better: 'lower' },
     { key: 'pgRssGrowth', label: `PostgreSQL: instance RSS growth, 1,000 to ${stored}`, unit: 'MiB', target: 30, better: 'lower' },
+    { key: 'pgHealthz', label: 'PostgreSQL: GET /api/healthz (no query), median, for scale', unit: 'ms', better: 'lower' },
     { key: 'pgSummary', label: `PostgreSQL: GET /api/email/summary at ${stored}, median`, unit: 'ms', target: 3, better: 'lower' },
     { key: 'pgSearch', label: `PostgreSQL: rare-word search at ${stored}, median`, unit: 'ms', target: 30, better: 'lower' },
     { key: 'pgRestartHealthy', label: `PostgreSQL: restarted instance healthy, ${stored} stored`, unit: 'ms', better: 'lower' },

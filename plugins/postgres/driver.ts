@@ -20,6 +20,9 @@ import { searchColumns, searchConditions } from './search.js'
 const CHANNEL = 'svc_mail'
 /** Ids per notification: a NOTIFY payload must stay under 8000 bytes. */
 const IDS_PER_NOTICE = 100
+/** Arrivals after which an instance first refreshes the table's statistics, then twice as many each time. */
+const ANALYZE_FIRST = 100
+const ANALYZE_EVERY_MAX = 25_000
 /** Rows fetched at a time when every email is read in turn. */
 const BATCH = 100
 
@@ -87,6 +90,18 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
   let listings = 0
 
   const run = createRunner(server)
+
+  // Fresh statistics as the inbox grows: with none (autovacuum looks once a minute) the planner takes a
+  // table of thousands for a few dozen rows and sorts them all for a page. Each instance analyzes after
+  // its own arrivals, at doubling intervals up to ANALYZE_EVERY_MAX.
+  let arrivalsSinceAnalyze = 0
+  let analyzeAfter = ANALYZE_FIRST
+  const analyzeSoon = () => {
+    if (++arrivalsSinceAnalyze < analyzeAfter) return
+    arrivalsSinceAnalyze = 0
+    analyzeAfter = Math.min(analyzeAfter * 2, ANALYZE_EVERY_MAX)
+    sql`ANALYZE svc_mail`.catch(() => {})
+  }
 
   const notify = async (type: StorageChange['type'], ids: string[]) => {
     for (const part of chunks(ids, IDS_PER_NOTICE)) {
@@ -159,6 +174,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       await run('connect', () => migrate(sql), { once: true })
       const listening = await run('listen for changes', () => sql.listen(CHANNEL, onNotice), { once: true })
       unlisten = () => listening.unlisten()
+      // A restarted instance plans with what the table holds now.
+      sql`ANALYZE svc_mail`.catch(() => {})
     },
     async add({ email, raw }) {
       const { read, ...summary } = toSummary(email)
@@ -187,6 +204,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
           throw error
         }
       })
+      analyzeSoon()
     },
     async has(id) {
       const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)

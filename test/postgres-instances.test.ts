@@ -155,6 +155,18 @@ describe('three instances on one database', () => {
     heard.forEach((listener, i) => expect(listener.subjects.filter((subject) => subject.startsWith(`s${i}-`))).toHaveLength(20))
   })
 
+  it('keep --max-age for the whole inbox, each old message removed once', async () => {
+    const [a, b] = await instances(2, { maxAge: '2s' })
+    const heard = await Promise.all([a, b].map(listen))
+    await send(a, 'aging', 3)
+    await send(b, 'aging-b', 1)
+    for (const listener of heard) await expect.poll(() => listener.added.length, { timeout: 3000 }).toBe(4)
+    // Gone from both after two seconds and a sweep, whichever instance swept.
+    for (const svc of [a, b]) await expect.poll(async () => (await page(svc)).storeTotal, { timeout: 8000 }).toBe(0)
+    await sleep(1500)
+    for (const listener of heard) expect(sorted(listener.deleted)).toEqual(sorted(listener.added))
+  })
+
   it('lose no acknowledged message when one is killed under load, and the others keep serving', async () => {
     const [a, b] = await instances(2, { disableWeb: false })
     const sent = new Map<string, Sent>()

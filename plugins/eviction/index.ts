@@ -41,8 +41,7 @@ export default definePlugin({
     // One trim at a time in this process, and with a shared storage one in the whole inbox (an advisory
     // lock across instances), so no two race for the same oldest messages. Arrivals during a trim share
     // the one queued after it, which starts after their commits and so counts them.
-    const exclusive = store.driver.exclusive?.bind(store.driver)
-    const trimOnce = () => (exclusive ? exclusive('eviction', () => trim(store, cap)) : trim(store, cap))
+    const trimOnce = () => store.exclusive('eviction', () => trim(store, cap))
     let running: Promise<number> | undefined
     let queued: Promise<number> | undefined
     const start = (): Promise<number> => {

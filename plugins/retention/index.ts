@@ -63,7 +63,8 @@ export default definePlugin({
 
     const sweep = async () => {
       try {
-        const removed = await removeReceivedBefore(store, Date.now() - maxAgeMs)
+        // Once per inbox: instances sharing a storage take turns, and the later ones find nothing left.
+        const removed = await store.exclusive('retention', () => removeReceivedBefore(store, Date.now() - maxAgeMs))
         if (removed) logger.info(`Removed ${removed} email(s) older than ${config.maxAge}`)
       } catch (error) {
         // The next sweep tries again; a failed one loses nothing.

@@ -56,6 +56,12 @@ export interface MailStore {
   oldest(count: number): Promise<string[]>
   /** Every email in full: by time of receipt when `order` is given, else in the order they were stored. */
   emails(order?: SortOrder): AsyncIterable<Email>
+  /**
+   * Runs `task` as work done once per inbox (eviction, retention): under the
+   * driver's lock across the processes sharing it, when it has one; at once
+   * for a storage only this process uses.
+   */
+  exclusive<T>(name: string, task: () => Promise<T>): Promise<T>
 }
 
 export function createMailStore(driver: StorageDriver, hooks: SvcHookable): MailStore {
@@ -128,6 +134,7 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
     counts: () => driver.counts(),
     oldest: (count) => driver.oldest(count),
     emails: (order) => driver.emails(order),
+    exclusive: (name, task) => (driver.exclusive ? driver.exclusive(name, task) : task()),
   }
   return store
 }

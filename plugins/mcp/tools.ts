@@ -12,6 +12,9 @@ export const LATEST_COUNT_MAX = 50
 export const WAIT_TIMEOUT_DEFAULT = 30_000
 export const WAIT_TIMEOUT_MAX = 300_000
 
+/** Progress notifications of a wait: a tenth of its timeout apart, at least 1 s and at most 10 s. */
+const waitHeartbeatMs = (timeout: number) => Math.min(10_000, Math.max(1_000, Math.round(timeout / 10)))
+
 const DATE_TIME_FORMAT = 'an ISO 8601 date-time with Z or an offset, e.g. 2025-01-31T09:30:00Z'
 
 const dateTime = (meaning: string) =>
@@ -180,7 +183,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       description:
         'Waits on the server until a message matches, then returns it in full (as svc_get_email, without marking it read): ' +
         'the newest stored match at once if there is one, else the first to arrive. Every filter given must match; use `since` ' +
-        'to count only mail your own step caused. After `timeout` milliseconds without a match the result is an error saying so.',
+        'to count only mail your own step caused. After `timeout` milliseconds without a match the result is an error saying so. ' +
+        'A call with a progress token gets progress notifications while it waits (every tenth of the timeout, 1 to 10 s apart).',
       inputSchema: {
         query: z.string().optional().describe('A search: words and "phrases" (all must match), from: to: cc: subject: filename: is:unread has:attachment before: after:, - to negate'),
         from: z.string().optional().describe('Part of a sender address or display name, e.g. "noreply@"'),
@@ -198,8 +202,22 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ since, timeout, bodyLength, ...filter }, { signal }) => {
-      const email = await source.wait({ ...filter, since: since === undefined ? undefined : new Date(since) }, { timeoutMs: timeout, signal })
+    async ({ since, timeout, bodyLength, ...filter }, { signal, _meta }) => {
+      // A client that asked for progress hears the wait go on, so its own request timeout can be reset.
+      // Sent unrelated to the request: the /mcp endpoint answers requests as plain JSON, so they go on
+      // the session's event stream, where clients look them up by token all the same.
+      const progressToken = _meta?.progressToken
+      const started = Date.now()
+      const heartbeat =
+        progressToken === undefined
+          ? undefined
+          : setInterval(() => {
+              const progress = { progressToken, progress: Date.now() - started, total: timeout, message: 'Waiting for a matching email' }
+              server.server.notification({ method: 'notifications/progress', params: progress }).catch(() => {})
+            }, waitHeartbeatMs(timeout))
+      const email = await source
+        .wait({ ...filter, since: since === undefined ? undefined : new Date(since) }, { timeoutMs: timeout, signal })
+        .finally(() => clearInterval(heartbeat))
       if (!email) return { content: [{ type: 'text', text: `No matching email arrived within ${timeout} ms` }], isError: true }
       return toolResult(withLink(context, boundBodies(email, { offset: 0, length: bodyLength })), [link(email.id)])
     },

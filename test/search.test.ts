@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { compileSearch, formatSearch, matchesSearch, parseSearch, searchTarget, type SearchTerm } from '../src/index.js'
+import { compileSearch, formatSearch, hiddenRecipients, matchesSearch, parseSearch, searchTarget, type SearchTarget, type SearchTerm } from '../src/index.js'
 import { searchFixtureCases, searchFixtureEmails } from './support/search-matching.js'
 
 const terms = (input: string) => parseSearch(input).terms
@@ -111,5 +111,30 @@ describe('matching', () => {
       expect(sorted(searchFixtureEmails.filter((fixture) => matcher(searchTarget(fixture))).map((fixture) => fixture.id)), query).toEqual(sorted(expected))
       expect(searchFixtureEmails.filter((fixture) => matchesSearch(parseSearch(query), searchTarget(fixture))).length, query).toBe(expected.length)
     }
+  })
+
+  it('gives a store prefilter the values of from:, to:, cc: and subject:, and reads Bcc recipients whatever it says', () => {
+    const asked: string[] = []
+    const nothing = (word: string) => {
+      asked.push(word)
+      return (_target: SearchTarget) => false
+    }
+    const found = (query: string) => {
+      const matches = compileSearch(query, { prefilter: nothing })
+      return searchFixtureEmails.filter((fixture) => matches(searchTarget(fixture))).map((fixture) => fixture.id)
+    }
+    expect(found('to:hidden@bcc')).toEqual(['bcc'])
+    // Named in To as well, so only the prefilter would let it through.
+    expect(found('to:rcpt@example.com')).toEqual([])
+    expect(found('from:sender cc:carol subject:weekly')).toEqual([])
+    expect(found('filename:invoice')).toEqual(['pdf'])
+    expect(asked).toEqual(['hidden@bcc', 'rcpt@example.com', 'sender', 'carol', 'weekly'])
+  })
+
+  it('lists as hidden only the envelope recipients To and Cc do not name, lower-case', () => {
+    const [, bcc, cc] = searchFixtureEmails
+    expect(hiddenRecipients(bcc!)).toEqual(['hidden@bcc.test'])
+    expect(hiddenRecipients(cc!)).toEqual([])
+    expect(hiddenRecipients({ to: [], cc: [{ address: 'a@x.test' }], envelope: { ...cc!.envelope, to: [{ address: 'A@X.test' }, { address: 'b@x.test' }, { address: 'B@x.test' }] } })).toEqual(['b@x.test'])
   })
 })

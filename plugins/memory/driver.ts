@@ -1,6 +1,7 @@
 import {
   compileSearch,
   defineStorageDriver,
+  hiddenRecipients,
   parseSearch,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
@@ -157,6 +158,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
         at,
         cc: orNone<Address>(email.cc),
         envelope: email.envelope,
+        hidden: hiddenRecipients(email),
         filenames: orNone(email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName)),
         search,
         filter,

@@ -26,11 +26,16 @@ export function trigramFilter(text: string): string {
   return Buffer.from(bytes.buffer).toString('latin1')
 }
 
-/** The needle's trigram bits, to test filters with; none for a needle under three characters. */
+/**
+ * The needle's trigram bits, to test filters with; none for a needle under
+ * three characters. In bit order, not the needle's: the hash scatters them,
+ * so a needle whose first trigrams are common everywhere (`customer42@...`)
+ * meets an unset bit as soon as one of its rare trigrams is reached.
+ */
 export function needleBits(needle: string): number[] {
   const bits = new Set<number>()
   for (let i = 0; i + 3 <= needle.length; i++) bits.add(trigramBit(needle, i))
-  return [...bits]
+  return [...bits].sort((a, b) => a - b)
 }
 
 /** False only when the text the filter was built from cannot contain the needle. */

@@ -16,7 +16,7 @@ const attachment = (filename: string) => ({ filename, generatedFileName: filenam
 /** Five messages that tell the operators apart: each differs from the others in one field. */
 export const searchFixtureEmails: Email[] = [
   email('plain', { text: 'The quarterly numbers are in.' }),
-  email('bcc', { envelope: { from: { address: 'x@y.test' }, to: [{ address: 'hidden@bcc.test' }], host: 'h', remoteAddress: '127.0.0.1' } }),
+  email('bcc', { envelope: { from: { address: 'x@y.test' }, to: [{ address: 'Hidden@BCC.test' }, { address: 'RCPT@example.com' }], host: 'h', remoteAddress: '127.0.0.1' } }),
   email('cc', { cc: [{ address: 'carol@cc.test', name: 'Carol Copy' }] }),
   email('pdf', { attachments: [attachment('Invoice-42.PDF')], size: 20_000 }),
   email('read', { read: true, subject: 'Weekly Report for you', time: new Date(T0 - 86_400_000).toISOString() }),
@@ -35,6 +35,7 @@ export const searchFixtureCases: Array<[query: string, ids: string[]]> = [
   ['cc:carol', ['cc']],
   ['carol', ['cc']],
   ['hidden@bcc', []],
+  ['to:rcpt@example.com -to:hidden', ['plain', 'cc', 'pdf', 'read']],
   ['from:sender.test -from:pdf', ['plain', 'bcc', 'cc', 'read']],
   ['subject:weekly', ['read']],
   ['filename:invoice', ['pdf']],

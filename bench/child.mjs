@@ -5,7 +5,8 @@ import { readFileSync } from 'node:fs'
 import net from 'node:net'
 import { fileURLToPath } from 'node:url'
 
-const BIN = fileURLToPath(new URL('../bin/svc.mjs', import.meta.url))
+/** `SVC_BENCH_BIN` runs another build, e.g. a checkout of the code before a change, for before/after figures. */
+const BIN = process.env.SVC_BENCH_BIN || fileURLToPath(new URL('../bin/svc.mjs', import.meta.url))
 const START_TIMEOUT_MS = 120_000
 
 export async function freePort() {

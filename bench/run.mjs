@@ -22,6 +22,8 @@ const { values: flags } = parseArgs({
     runs: { type: 'string', default: '1' },
     only: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    // Messages in the shared PostgreSQL inbox of pgStore (default 100,000; 5,000 with --quick).
+    'pg-stored': { type: 'string' },
   },
 })
 const QUICK = flags.quick
@@ -29,6 +31,7 @@ const RUNS = Math.max(1, Number(flags.runs) || 1)
 const SIZE = QUICK
   ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000 }
   : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000 }
+if (flags['pg-stored']) SIZE.pgStored = Math.max(2000, Number(flags['pg-stored']) || SIZE.pgStored)
 const MiB = 1024 * 1024
 const root = fileURLToPath(new URL('..', import.meta.url))
 

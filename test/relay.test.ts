@@ -212,6 +212,37 @@ describe('auto-relay', () => {
   })
 })
 
+describe('rules govern relays asked for by hand', () => {
+  const rules = [{ allow: '*@example.com' }, { deny: '*@evil.test' }]
+
+  it('the REST route answers 403 naming the denied address and sends nothing, without --auto-relay', async () => {
+    const outgoing = await outgoingServer()
+    const t = await svcRelayingTo(outgoing, { autoRelayRules: rulesFile(rules) })
+    const { id } = await t.send(message)
+    const denied = await t.api(`/api/email/${id}/relay/${encodeURIComponent('loot@evil.test')}`, { method: 'POST' })
+    expect(denied.status).toBe(403)
+    expect((await denied.json()).error).toMatch(/loot@evil\.test/)
+    const allowed = await t.api(`/api/email/${id}/relay/${encodeURIComponent('qa@example.com')}`, { method: 'POST' })
+    expect(allowed.status).toBe(200)
+    await t.stop()
+    expect(outgoing.deliveries.map((delivery) => delivery.to)).toEqual([['qa@example.com']])
+  })
+
+  it('one denied recipient among the message\'s own refuses the whole relay, by REST and by relayEmail', async () => {
+    const outgoing = await outgoingServer()
+    const t = await svcRelayingTo(outgoing, { autoRelayRules: rulesFile(rules) })
+    const to = ['user@example.com', 'spy@evil.test']
+    const { id } = await t.send({ ...message, to, envelope: { from: 'bounce@example.com', to } })
+    const res = await t.api(`/api/email/${id}/relay`, { method: 'POST' })
+    expect(res.status).toBe(403)
+    expect((await res.json()).error).toMatch(/deny spy@evil\.test/)
+    await expect(t.svc.smtp.relayEmail(id)).rejects.toThrow(/spy@evil\.test/)
+    await expect(t.svc.smtp.relayEmail(id, ['user@example.com'])).resolves.toBeUndefined()
+    await t.stop()
+    expect(outgoing.deliveries.map((delivery) => delivery.to)).toEqual([['user@example.com']])
+  })
+})
+
 describe('rules matching', () => {
   const rules: RelayRule[] = [{ allow: '*' }, { deny: '*@corp.example' }, { allow: 'a.b+c@corp.example' }]
   it.each([

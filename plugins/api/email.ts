@@ -52,6 +52,7 @@ async function relay(store: MailStore, services: Partial<SvcServices>, id: strin
 
 const relayErrors = {
   400: 'Relay is not configured (no --outgoing-host), or relayTo is not an address',
+  403: 'The relay rules (--auto-relay-rules) deny a recipient; nothing was sent',
   404: noEmail,
   502: 'The outgoing server refused the message; its answer is in error',
 }

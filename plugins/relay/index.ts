@@ -1,6 +1,7 @@
+import { HTTPError } from 'h3'
 import { defineOptions, definePlugin, needTogether, type OptionValues, type RelayService } from 'svc/kit'
-import { createOutgoing } from './outgoing.js'
-import { isAllowed, loadRelayRules } from './rules.js'
+import { createOutgoing, recipientsOf, type Outgoing } from './outgoing.js'
+import { isAllowed, loadRelayRules, type RelayRule } from './rules.js'
 
 /** How long stop() waits for auto-relays in flight before closing the connections under them. */
 const STOP_GRACE_MS = 5_000
@@ -18,7 +19,7 @@ const options = defineOptions({
     hint: 'address',
     description: 'Relay every incoming message, to its recipients or to the address given',
   },
-  autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for auto-relay' },
+  autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for relays, automatic and by hand' },
 })
 
 declare module 'svc' {
@@ -26,6 +27,22 @@ declare module 'svc' {
   interface SvcServices {
     /** Sends a stored message to the outgoing server: to `recipients`, or to its own. */
     relay: RelayService
+  }
+}
+
+/**
+ * A relay asked for by hand (REST, inbox, `smtp.relayEmail`) obeys the rules
+ * file too: a page or a script must not reach addresses the rules keep mail
+ * from. One denied recipient refuses the whole relay, and nothing is sent.
+ */
+function governedRelay(outgoing: Outgoing, rules: RelayRule[]): RelayService {
+  return async (email, recipients) => {
+    const to = recipients ?? recipientsOf(email)
+    const denied = to.filter((address) => !isAllowed(rules, address))
+    if (denied.length > 0) {
+      throw new HTTPError({ status: 403, message: `The relay rules (--auto-relay-rules) deny ${denied.join(', ')}: nothing was sent` })
+    }
+    return outgoing.relay(email, to)
   }
 }
 
@@ -52,7 +69,7 @@ export default definePlugin({
     const { autoRelay } = config
     const rules = config.autoRelayRules ? loadRelayRules(config.autoRelayRules) : []
     const outgoing = createOutgoing(config, store, logger)
-    services.relay = outgoing.relay
+    services.relay = config.autoRelayRules ? governedRelay(outgoing, rules) : outgoing.relay
 
     const inFlight = new Set<Promise<void>>()
     // `mail:accepted` comes after the SMTP 250 and only for mail really

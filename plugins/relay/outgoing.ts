@@ -25,7 +25,7 @@ function senderOf(email: Email): string {
 }
 
 /** The message's own recipients: its envelope, or its To and Cc headers when the envelope has none. */
-function recipientsOf(email: Email): string[] {
+export function recipientsOf(email: Email): string[] {
   const envelope = email.envelope.to.map((rcpt) => rcpt.address).filter(Boolean)
   return envelope.length > 0 ? envelope : [...email.to, ...email.cc].map((entry) => entry.address).filter(Boolean)
 }

@@ -1,19 +1,23 @@
-import type { H3 } from 'h3'
+import { HTTPError, type H3 } from 'h3'
 import { z } from 'zod'
 import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc/kit'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
 import { orNotFound } from './lookup.js'
+import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import { defineApiRoute } from './route.js'
 import { doneSchema, emailSchema, linksSchema } from './schemas.js'
 import { toSafeHtml } from './sanitize.js'
 
-/** The policy of `/html`: images, styles and fonts load; scripts, plugins, frames and form posts do not. */
-const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups allow-popups-to-escape-sandbox"
+/**
+ * The policy of `/html`: images, styles and fonts load; scripts, plugins,
+ * frames and form posts do not. Links may open a new tab, which stays in the
+ * sandbox (no script, no origin): nothing a mail links to runs in svc's origin.
+ */
+const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups"
 
-/** Attachments open as inert documents of no origin. PDF goes without: browsers block their viewer in a sandbox. */
+/** Attachments open as inert documents of no origin, unless their type is one a browser shows inert. */
 const ATTACHMENT_POLICY = "sandbox; script-src 'none'; object-src 'none'"
-const isPdf = (type: string) => /^application\/pdf\b/i.test(type)
 
 /** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
 const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
@@ -45,6 +49,8 @@ async function relay(store: MailStore, services: Partial<SvcServices>, id: strin
   try {
     await send(email, relayTo ? [relayTo] : undefined)
   } catch (error) {
+    // The relay's own refusals (its rules) keep their status; anything else is the outgoing server's.
+    if (error instanceof HTTPError) throw error
     fail(502, `The outgoing server did not accept the message: ${(error as Error).message}`)
   }
   return true
@@ -153,13 +159,14 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     handler: async (_event, { params: { id, filename } }) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
       const found = await orNotFound(store.requireAttachment(id, filename))
+      const served = servedType(found.contentType)
       return new Response(new Uint8Array(found.content), {
         headers: {
-          'content-type': found.contentType,
+          'content-type': served.type,
           'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
           'x-content-type-options': 'nosniff',
           // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
-          ...(isPdf(found.contentType) ? {} : { 'content-security-policy': ATTACHMENT_POLICY }),
+          ...(served.needsSandbox ? { 'content-security-policy': ATTACHMENT_POLICY } : {}),
         },
       })
     },

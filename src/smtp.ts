@@ -7,6 +7,7 @@ import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMT
 import type { SvcConfig } from './config/resolve.js'
 import type { MailArrival, SvcHookable } from './hooks.js'
 import { listenOn } from './listen.js'
+import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
 import type { SvcServices } from './plugin.js'
@@ -59,6 +60,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   readonly server: SMTPServer
   /** Sessions between MAIL FROM and the end of their DATA reply. */
   private readonly busy = new Set<string>()
+  /** Wrong AUTH per client address: a burst, then 421 until the address may try again. */
+  private readonly logins: LoginThrottle
   private closing = false
 
   constructor(
@@ -69,6 +72,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     private readonly logger: ConsolaInstance,
   ) {
     super()
+    this.logins = createLoginThrottle({ name: 'SMTP AUTH', logger })
     this.server = new SMTPServer(this.serverOptions())
     // A socket that STARTTLS may take over mid-session must see its writes at once.
     if (this.server.options.hideSTARTTLS) this.server.server.on('connection', coalesceWrites)
@@ -186,10 +190,19 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       maxClients: config.smtpMaxConnections || undefined,
       logger: false,
       banner: 'svc',
-      onAuth: (auth, _session, callback) => {
-        if (auth.username === config.incomingUser && auth.password === config.incomingPass) {
+      onAuth: (auth, session, callback) => {
+        const address = session.remoteAddress
+        const wait = this.logins.retryAfter(address)
+        // 421 closes the connection: a guesser reconnects, and is refused again until its wait is over.
+        if (wait > 0) return callback(new SmtpReplyError(421, `Too many failed logins from ${address}, try again in ${wait} s`))
+        // Both compared, always, so the time taken does not tell which one was wrong.
+        const user = safeEqual(auth.username ?? '', config.incomingUser)
+        const pass = safeEqual(auth.password ?? '', config.incomingPass)
+        if (user && pass) {
+          this.logins.succeeded(address)
           callback(null, { user: auth.username })
         } else {
+          this.logins.failed(address)
           callback(new SmtpReplyError(535, 'Authentication failed'))
         }
       },

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import { defineOptions, definePlugin, needTogether, type GuardRejection, type OptionValues, type SvcConfig } from 'svc/kit'
-import { parseAuthorization, safeEqual } from './credentials.js'
+import { createLoginThrottle, defineOptions, definePlugin, needTogether, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc/kit'
+import { parseAuthorization, type Credentials } from './credentials.js'
 
 const options = defineOptions({
   webUser: { type: 'string', default: '', env: 'SVC_WEB_USER', description: 'HTTP Basic auth user for every web route (healthz aside)' },
@@ -21,18 +21,29 @@ const unauthorized: GuardRejection = {
   headers: { 'www-authenticate': 'Basic realm="svc"' },
 }
 
+const tooManyFailures = (wait: number): GuardRejection => ({
+  status: 429,
+  error: `Too many failed logins from this address: try again in ${wait} s`,
+  headers: { 'retry-after': String(wait) },
+})
+
 const basicAuthOn = (config: SvcConfig) => Boolean(config.webUser && config.webPass)
 
-/** True when the request carries one of the configured credentials. */
-function isAuthorized(config: SvcConfig, header: string | undefined): boolean {
+/** Whether the request carries one of the configured credentials, a wrong one, or none. */
+function checkCredentials(config: SvcConfig, header: string | undefined): 'right' | 'wrong' | 'none' {
   const credentials = parseAuthorization(header)
-  if (credentials?.scheme === 'basic' && basicAuthOn(config)) {
+  if (!credentials) return 'none'
+  return isRight(config, credentials) ? 'right' : 'wrong'
+}
+
+function isRight(config: SvcConfig, credentials: Credentials): boolean {
+  if (credentials.scheme === 'basic' && basicAuthOn(config)) {
     // Both compared, always, so the time taken does not tell which one was wrong.
     const user = safeEqual(credentials.user, config.webUser)
     const pass = safeEqual(credentials.pass, config.webPass)
     return user && pass
   }
-  if (credentials?.scheme === 'bearer' && config.apiKey) return safeEqual(credentials.token, config.apiKey)
+  if (credentials.scheme === 'bearer' && config.apiKey) return safeEqual(credentials.token, config.apiKey)
   return false
 }
 
@@ -50,10 +61,22 @@ export default definePlugin({
   options,
   check: (config) => needTogether(config, 'webUser', 'webPass'),
   enabled: (config) => basicAuthOn(config) || Boolean(config.apiKey),
-  setup({ config, http }) {
+  setup({ config, http, logger }) {
+    // Wrong credentials are throttled per client address: a burst, then one guess every few seconds.
+    const throttle = createLoginThrottle({ name: 'HTTP', logger })
     http.guard((req, path) => {
       if (OPEN_PATHS.has(path) || isPreflight(req)) return undefined
-      return isAuthorized(config, req.headers.authorization) ? undefined : unauthorized
+      const address = req.socket.remoteAddress ?? ''
+      const wait = throttle.retryAfter(address)
+      if (wait > 0) return tooManyFailures(wait)
+      const result = checkCredentials(config, req.headers.authorization)
+      if (result === 'right') {
+        throttle.succeeded(address)
+        return undefined
+      }
+      // A browser's first request carries no credentials: that is a question, not a guess.
+      if (result === 'wrong') throttle.failed(address)
+      return unauthorized
     })
   },
 })

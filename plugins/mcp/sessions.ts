@@ -7,7 +7,11 @@ export interface McpSessionsOptions {
   createServer: () => McpServer
   /** Close a session after this long without requests and without an open event stream. */
   idleMs?: number
-  /** Most sessions held at once; a new one closes the least recently used beyond it. */
+  /** Close a session the client never used after its `initialize` after this long. */
+  unusedMs?: number
+  /** A session used within this long, or holding an event stream, is active: never closed to make room. */
+  activeMs?: number
+  /** Most sessions held at once; a new one closes the least recently used inactive one, or is refused. */
   maxSessions?: number
 }
 
@@ -25,9 +29,14 @@ interface Session {
   lastSeen: number
   /** Open GET event streams: a client holding one is present, however quiet. */
   streams: number
+  /** True once a request followed the `initialize`. */
+  used: boolean
 }
 
 export const SESSION_IDLE_MS = 30 * 60_000
+/** `initialize` alone costs nothing to send: such sessions go soon. */
+export const SESSION_UNUSED_MS = 60_000
+export const SESSION_ACTIVE_MS = 5 * 60_000
 export const SESSIONS_MAX = 100
 
 const STREAM_OPENING = new TextEncoder().encode(': stream open\n\n')
@@ -54,49 +63,71 @@ function openedAtOnce(response: Response): Response {
 }
 
 /** A JSON-RPC error answer, as the SDK's transport gives its own. */
-const rpcError = (status: number, message: string) =>
-  Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status })
+const rpcError = (status: number, message: string, headers?: Record<string, string>) =>
+  Response.json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null }, { status, headers })
 
 /**
  * The Streamable HTTP sessions of the `/mcp` endpoint: one transport and one
  * server per `mcp-session-id`, made on `initialize`, freed on DELETE, on
  * shutdown, when idle too long (a client that went away) or when the cap
- * makes room for a new one.
+ * makes room for a new one. Room is only ever made from inactive sessions, so
+ * a flood of `initialize` calls cannot push out an agent at work: at the cap
+ * with every session active, a new one is refused with 503.
  */
-export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxSessions = SESSIONS_MAX }: McpSessionsOptions): McpSessions {
+export function createMcpSessions({
+  createServer,
+  idleMs = SESSION_IDLE_MS,
+  unusedMs = SESSION_UNUSED_MS,
+  activeMs = SESSION_ACTIVE_MS,
+  maxSessions = SESSIONS_MAX,
+}: McpSessionsOptions): McpSessions {
   const sessions = new Map<string, Session>()
 
   const close = (session: Session) => session.server.close()
+  const isActive = (session: Session, now: number) => session.streams > 0 || (session.used && now - session.lastSeen <= activeMs)
 
   const sweep = () => {
     const now = Date.now()
     for (const session of sessions.values()) {
-      if (session.streams === 0 && now - session.lastSeen > idleMs) void close(session)
+      const limit = session.used ? idleMs : unusedMs
+      if (session.streams === 0 && now - session.lastSeen > limit) void close(session)
     }
   }
-  const sweeper = setInterval(sweep, Math.min(idleMs, 60_000))
+  const sweeper = setInterval(sweep, Math.min(idleMs, unusedMs, 60_000))
   sweeper.unref()
 
-  /** Keeps the map within the cap; the map is in least-recently-used order, so the first entry goes. */
+  /** The session to close for a newcomer: the least recently used inactive one (the map is in that order). */
+  const evictable = (): [string, Session] | undefined => {
+    const now = Date.now()
+    for (const entry of sessions) if (!isActive(entry[1], now)) return entry
+    return undefined
+  }
+
+  /** Keeps the map within the cap, as far as inactive sessions allow. */
   const makeRoom = () => {
-    for (const [id, session] of sessions) {
-      if (sessions.size < maxSessions) break
-      sessions.delete(id)
-      void close(session)
+    for (let entry = evictable(); entry && sessions.size >= maxSessions; entry = evictable()) {
+      sessions.delete(entry[0])
+      void close(entry[1])
     }
   }
 
   async function open(request: Request): Promise<Response> {
+    if (sessions.size >= maxSessions && !evictable()) {
+      return rpcError(503, `Too many MCP sessions: all ${maxSessions} are in use; end one with DELETE /mcp or try again once one is idle`, {
+        'retry-after': String(Math.ceil(activeMs / 1000)),
+      })
+    }
     const server = createServer()
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       enableJsonResponse: true,
       onsessioninitialized: (id) => {
+        // Checked above; a session that became active meanwhile is kept all the same, one over the cap.
         makeRoom()
         sessions.set(id, session)
       },
     })
-    const session: Session = { server, transport, lastSeen: Date.now(), streams: 0 }
+    const session: Session = { server, transport, lastSeen: Date.now(), streams: 0, used: false }
     transport.onclose = () => {
       const id = transport.sessionId
       if (id && sessions.get(id) === session) sessions.delete(id)
@@ -110,6 +141,7 @@ export function createMcpSessions({ createServer, idleMs = SESSION_IDLE_MS, maxS
 
   async function resume(id: string, session: Session, request: Request): Promise<Response> {
     session.lastSeen = Date.now()
+    session.used = true
     sessions.delete(id)
     sessions.set(id, session)
     const response = await session.transport.handleRequest(request)

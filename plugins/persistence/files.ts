@@ -1,3 +1,4 @@
+import { constants } from 'node:fs'
 import { open, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 
@@ -47,6 +48,22 @@ export async function scanDirectory(dir: string): Promise<DirectoryScan> {
 }
 
 /**
+ * Opens without following a symbolic link (O_NOFOLLOW: the open itself fails
+ * on one) and checks what was opened, so a link or a FIFO put in the mail
+ * directory (also after the scan) is never read: no check before and use
+ * after, one open.
+ */
+export async function readRegularFile(path: string): Promise<Buffer> {
+  const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error('not a regular file')
+    return await handle.readFile()
+  } finally {
+    await handle.close()
+  }
+}
+
+/**
  * Writes `<dir>/<id>.eml` so that a crash never leaves a partial file under
  * that name: temporary file, data and mtime (the time of receipt) flushed to
  * disk, rename, then the directory flushed so the rename survives power loss.
@@ -55,7 +72,8 @@ export async function writeMailFile(dir: string, id: string, raw: Buffer, time: 
   if (!isSafeId(id)) throw new Error(`Refusing to write a mail file for the unsafe id ${JSON.stringify(id)}`)
   const temp = join(dir, `.${id}.eml.tmp`)
   try {
-    const handle = await open(temp, 'w')
+    // 'wx': never through a link someone put under the temporary name.
+    const handle = await open(temp, 'wx')
     try {
       await handle.writeFile(raw)
       await handle.utimes(time, time)

@@ -1,7 +1,7 @@
-import { readFile, stat } from 'node:fs/promises'
+import { lstat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
 import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail } from 'svc/kit'
-import { mailFilePath } from './files.js'
+import { mailFilePath, readRegularFile } from './files.js'
 import { readMetaFile, writeMetaFile } from './meta.js'
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
@@ -55,7 +55,8 @@ export async function loadMailFiles(
 
 async function statMailFile(dir: string, id: string, logger: ConsolaInstance): Promise<MailFile | undefined> {
   try {
-    return { id, mtime: Math.round((await stat(mailFilePath(dir, id))).mtimeMs) }
+    // The link itself, if one was swapped in since the scan: reading it is refused below anyway.
+    return { id, mtime: Math.round((await lstat(mailFilePath(dir, id))).mtimeMs) }
   } catch (error) {
     logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
     return undefined
@@ -72,7 +73,7 @@ async function statMailFile(dir: string, id: string, logger: ConsolaInstance): P
  */
 async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<IncomingMail | undefined> {
   try {
-    const raw = await readFile(mailFilePath(dir, id))
+    const raw = await readRegularFile(mailFilePath(dir, id))
     const kept = await readMetaFile(dir, id, raw)
     // The driver prepares it itself, as it does any message that did not come through a parser thread.
     if (kept) return { email: kept, raw }

@@ -1,7 +1,8 @@
-import { open, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { RECORD_VERSION, type Email } from 'svc/kit'
-import { isSafeId, metaFilePath } from './files.js'
+import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**
  * Beside each `<id>.eml`, `<id>.json` keeps what intake knew and the file
@@ -37,7 +38,8 @@ export async function writeMetaFile(dir: string, email: Email): Promise<void> {
   const body = JSON.stringify({ parser: RECORD_VERSION, size: email.size, email: rest })
   const temp = join(dir, `.${email.id}.json.tmp`)
   try {
-    await writeFile(temp, `${READ_FIELD}${readValue(read)},${body.slice(1)}`)
+    // 'wx': never through a link someone put under the temporary name.
+    await writeFile(temp, `${READ_FIELD}${readValue(read)},${body.slice(1)}`, { flag: 'wx' })
     await rename(temp, metaFilePath(dir, email.id))
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {})
@@ -50,12 +52,15 @@ export async function writeMetaRead(dir: string, id: string, read: boolean): Pro
   if (!isSafeId(id)) return
   let handle
   try {
-    handle = await open(metaFilePath(dir, id), 'r+')
+    // Not through a link: five bytes written in place would land in whatever file it points at.
+    handle = await open(metaFilePath(dir, id), constants.O_RDWR | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    // No sidecar, or a link where it should be (readMetaFile ignores it too).
+    if (['ENOENT', 'ELOOP'].includes((error as NodeJS.ErrnoException).code ?? '')) return
     throw error
   }
   try {
+    if (!(await handle.stat()).isFile()) return
     await handle.write(readValue(read), READ_FIELD.length, 'latin1')
   } finally {
     await handle.close()
@@ -66,7 +71,7 @@ export async function writeMetaRead(dir: string, id: string, read: boolean): Pro
 export async function readMetaFile(dir: string, id: string, raw: Buffer): Promise<Email | undefined> {
   let meta: MailMeta
   try {
-    meta = JSON.parse(await readFile(metaFilePath(dir, id), 'utf8')) as MailMeta
+    meta = JSON.parse((await readRegularFile(metaFilePath(dir, id))).toString('utf8')) as MailMeta
   } catch {
     return undefined
   }

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { launchBrowser, mailFrame } from './inbox-support.js'
+import { launchBrowser, mailFrame, watchErrors } from './inbox-support.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /*
@@ -142,6 +142,61 @@ describe('the inbox', () => {
       expect(await popup.evaluate(() => self.origin)).toBe('null')
     } finally {
       await popup.close()
+    }
+  })
+})
+
+/** An attachment named in UTF-16 whose second character is a lone high surrogate: `a\uD83D.txt` once decoded. */
+function brokenNameMail(): string {
+  const name = Buffer.from([0, 0x61, 0xd8, 0x3d, 0, 0x2e, 0, 0x74, 0, 0x78, 0, 0x74])
+  return [
+    'From: a@example.com',
+    'To: b@example.com',
+    'Subject: Broken attachment name',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/mixed; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: text/plain',
+    '',
+    'See the attachment.',
+    '--b',
+    `Content-Type: text/plain; name="=?UTF-16BE?B?${name.toString('base64')}?="`,
+    'Content-Disposition: attachment',
+    '',
+    'attached text',
+    '--b--',
+    '',
+  ].join('\r\n')
+}
+
+describe('an attachment name of broken UTF-16', () => {
+  it('keeps its message listed and readable over REST, the attachment reachable by its name', async () => {
+    const { id } = await t.send({ raw: brokenNameMail() })
+    const summary = await (await t.api('/api/email/summary?limit=200')).json()
+    expect(summary.items.map((item: { id: string }) => item.id)).toContain(id)
+    const email = await (await t.api(`/api/email/${id}`)).json()
+    expect(email.attachments[0].filename).toBe('a\uFFFD.txt')
+    const response = await t.api(`/api/email/${id}/attachment/${encodeURIComponent(email.attachments[0].generatedFileName)}`)
+    expect(response.status).toBe(200)
+    expect(await response.text()).toBe('attached text')
+    expect(response.headers.get('content-disposition')).toBe("inline; filename*=UTF-8''a%EF%BF%BD.txt")
+  })
+
+  it('opens in the inbox without a script error, with its attachment linked', async () => {
+    const { id } = await t.send({ raw: brokenNameMail() })
+    const page = await browser.newPage()
+    const errors = watchErrors(page)
+    try {
+      await page.goto(`${t.baseUrl}/#/email/${id}`)
+      await page.locator('.message-subject', { hasText: 'Broken attachment name' }).waitFor({ timeout: 10_000 })
+      const link = page.locator('.attachment')
+      expect(await link.locator('.attachment-name').textContent()).toBe('a\uFFFD.txt')
+      const opened = await page.evaluate(async (href) => (await fetch(href)).text(), (await link.getAttribute('href'))!)
+      expect(opened).toBe('attached text')
+      expect(errors).toEqual([])
+    } finally {
+      await page.close()
     }
   })
 })

@@ -124,9 +124,10 @@ export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => bool
     }
 
     const readAttachment = (part: AttachmentStream, done: () => void) => {
+      const filename = part.filename && wellFormed(part.filename)
       const attachment: MimeAttachment = {
-        filename: part.filename,
-        generatedFileName: nameOf(part.filename, part.contentType),
+        filename,
+        generatedFileName: nameOf(filename, part.contentType),
         // `Content-Type: ; name="x.jpg"` leaves mailparser with no type at all.
         contentType: part.contentType || 'application/octet-stream',
         contentDisposition: part.contentDisposition,
@@ -217,6 +218,14 @@ function feed(parser: MailParser, raw: Buffer): void {
   }
   next()
 }
+
+/**
+ * A name decoded from broken UTF-16 (`=?UTF-16?B?...?=`) may hold a lone
+ * surrogate: no URL can name it (encodeURIComponent throws "URI malformed"),
+ * so the attachment could not be opened nor its message shown in the inbox.
+ * Each one becomes U+FFFD, as a UTF-8 decoder would make it.
+ */
+const wellFormed = (name: string): string => name.replace(/\p{Surrogate}/gu, '\uFFFD')
 
 /** A unique, non-empty file name per attachment, in order, as 2.x generated them. */
 function nameGenerator(): (filename: string | undefined, contentType: string) => string {

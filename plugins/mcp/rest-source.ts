@@ -22,9 +22,45 @@ interface RequestOptions {
   statuses?: number[]
 }
 
-/** The MailSource of `svc-mcp`: a running svc over its REST API. */
-export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSource {
+/** A URL without the user and password it may embed, and those as the Basic credentials they stand for. */
+export interface SplitUrl {
+  /** The URL with no credentials: safe to print, to return and to send. */
+  url: string
+  /** `Basic <base64 user:pass>` when the URL carried credentials. */
+  basicAuthorization?: string
+}
+
+/**
+ * Takes `user:pass@` out of a URL (`http://dev:s3cret@localhost:1080`): the
+ * credentials go in an Authorization header, never into a log line, an error
+ * or a link. A value that is not a URL comes back with anything before an `@`
+ * masked, since it may be a mistyped one.
+ */
+export function splitCredentials(value: string): SplitUrl {
+  let parsed: URL
+  try {
+    parsed = new URL(value)
+  } catch {
+    return { url: value.replace(/^([^/?#]*\/\/)?[^/?#]*@/, '$1***@') }
+  }
+  if (!parsed.username && !parsed.password) return { url: value }
+  const user = decodeURIComponent(parsed.username)
+  const pass = decodeURIComponent(parsed.password)
+  parsed.username = ''
+  parsed.password = ''
+  const url = value.endsWith('/') ? parsed.href : parsed.href.replace(/\/$/, '')
+  return { url, basicAuthorization: `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` }
+}
+
+/**
+ * The MailSource of `svc-mcp`: a running svc over its REST API. Credentials
+ * in `url` are sent as HTTP Basic (the api key wins when both are given) and
+ * never appear in an error.
+ */
+export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSource {
+  const { url, basicAuthorization } = splitCredentials(given)
   const apiRoot = `${url.replace(/\/+$/, '')}/api`
+  const authorization = apiKey ? `Bearer ${apiKey}` : basicAuthorization
 
   /** Fetches one API path; throws a readable Error naming the URL for anything but 2xx (404 as MailNotFoundError). */
   async function request(path: string, init: RequestInit = {}, options: RequestOptions = {}): Promise<Response> {
@@ -34,7 +70,7 @@ export function createRestSource({ url, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }
     try {
       response = await fetch(target, {
         ...init,
-        headers: apiKey ? { authorization: `Bearer ${apiKey}` } : {},
+        headers: authorization ? { authorization } : {},
         signal: options.signal ? AbortSignal.any([timeout, options.signal]) : timeout,
       })
     } catch (error) {

@@ -6,9 +6,8 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
-import { unknownFlags } from 'svc/kit'
-import { packageVersion } from 'svc/kit'
-import { createRestSource } from './rest-source.js'
+import { packageVersion, unknownFlags } from 'svc/kit'
+import { createRestSource, splitCredentials } from './rest-source.js'
 import { createMcpServer } from './server.js'
 
 export const DEFAULT_API_URL = 'http://localhost:1080'
@@ -18,7 +17,7 @@ const args = {
     type: 'string',
     alias: 'u',
     valueHint: 'url',
-    description: `The svc instance as a browser opens it, with its base pathname (not the /api root); env SVC_API_URL; default ${DEFAULT_API_URL}`,
+    description: `The svc instance as a browser opens it, with its base pathname (not the /api root); user:pass@ in it is sent as HTTP Basic; env SVC_API_URL; default ${DEFAULT_API_URL}`,
   },
   'api-key': {
     type: 'string',
@@ -46,13 +45,16 @@ export interface SvcMcpOptions {
   webUrl?: string
 }
 
-/** Serves MCP on stdin/stdout until stdin closes. */
+/**
+ * Serves MCP on stdin/stdout until stdin closes. Credentials in `url` are
+ * used, never shown: not in the start-up line, not in deep links.
+ */
 export async function serveStdio({ url, apiKey, webUrl = url }: SvcMcpOptions): Promise<void> {
   // Only the transport may write to stdout: anything a library logs goes to stderr instead.
   console.log = console.info = console.debug = console.error
-  const server = createMcpServer({ source: createRestSource({ url, apiKey }), webUrl })
+  const server = createMcpServer({ source: createRestSource({ url, apiKey }), webUrl: splitCredentials(webUrl).url })
   await server.connect(new StdioServerTransport())
-  console.error(`svc-mcp ${packageVersion}: MCP over stdio for the svc at ${url}`)
+  console.error(`svc-mcp ${packageVersion}: MCP over stdio for the svc at ${splitCredentials(url).url}`)
 }
 
 /** Entry of the `svc-mcp` binary; exits 2 on a bad option, as `svc` does. */
@@ -69,7 +71,7 @@ export async function runSvcMcp(rawArgs = process.argv.slice(2), env = process.e
   const problems = [
     ...unknownFlags(rawArgs, args).map((flag) => `unknown option ${flag} (see svc-mcp --help)`),
     ...parsed._.map((word) => `unexpected argument "${word}" (see svc-mcp --help)`),
-    ...(isHttpUrl(url) ? [] : [`--url must be an http(s) URL such as ${DEFAULT_API_URL}, not "${url}"`]),
+    ...(isHttpUrl(url) ? [] : [`--url must be an http(s) URL such as ${DEFAULT_API_URL}, not "${splitCredentials(url).url}"`]),
   ]
   if (problems.length > 0) {
     for (const problem of problems) console.error(`svc-mcp: ${problem}`)

@@ -170,6 +170,32 @@ function brokenNameMail(): string {
   ].join('\r\n')
 }
 
+describe('the inbox\'s Links tab', () => {
+  it('opens a link of the mail in a normal tab, where the app\'s page runs its script', async () => {
+    const app = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end('<title>reset</title><script>document.title = "ran"</script>'))
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve))
+    const reset = `http://127.0.0.1:${(app.address() as AddressInfo).port}/reset?token=abc`
+    const { id } = await t.send({ subject: 'Reset your password', html: `<p><a href="${reset}">Choose a new password</a></p>` })
+    const page = await browser.newPage()
+    try {
+      await page.goto(`${t.baseUrl}/#/email/${id}`)
+      await page.locator('.tab[data-tab=links]').click()
+      const link = page.locator('.mail-links a')
+      expect(await link.textContent()).toBe('Choose a new password')
+      expect(await page.locator('.mail-link-href').textContent()).toBe(reset)
+      const opened = page.waitForEvent('popup')
+      await link.click()
+      const popup = await opened
+      await popup.waitForLoadState()
+      expect(await popup.title()).toBe('ran')
+      await popup.close()
+    } finally {
+      await page.close()
+      await new Promise((resolve) => app.close(resolve))
+    }
+  })
+})
+
 describe('an attachment name of broken UTF-16', () => {
   it('keeps its message listed and readable over REST, the attachment reachable by its name', async () => {
     const { id } = await t.send({ raw: brokenNameMail() })

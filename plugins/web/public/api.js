@@ -37,6 +37,8 @@ export const api = {
   /** The full email; marks it read. */
   email: (id) => call('GET', email(id)),
   source: (id) => call('GET', email(id, '/source')),
+  /** The message's distinct http(s) links: `[{ href, text }]`. */
+  links: (id) => call('GET', email(id, '/links')),
   remove: (id) => call('DELETE', email(id)),
   removeMany: (ids) => call('POST', at('api/email/delete'), { ids }),
   removeAll: () => call('DELETE', at('api/email/all')),

@@ -54,6 +54,7 @@ function tabContent(name, email) {
     })
   }
   if (name === 'text') return h('pre', { class: 'mail-text', text: email.text || '(This message has no plain-text body.)' })
+  if (name === 'links') return linkList(email)
   if (name === 'headers') return headersTable(email)
   const source = h('pre', { class: 'mail-source', text: 'Loading…' })
   api.source(email.id).then(
@@ -61,6 +62,33 @@ function tabContent(name, email) {
     (error) => (source.textContent = `Could not load the source: ${error.message}`),
   )
   return source
+}
+
+/**
+ * The message's links, opened from the inbox's own page: a normal tab, where
+ * an app's reset or sign-up page runs its script (a link clicked in the HTML
+ * body opens sandboxed). Only http(s) links are listed; svc serves nothing of
+ * a mail's that runs script, so one pointing back at svc stays inert.
+ */
+function linkList(email) {
+  const list = h('ul', { class: 'mail-links', 'aria-label': 'Links' }, h('li', { text: 'Loading…' }))
+  api.links(email.id).then(
+    (links) =>
+      list.replaceChildren(
+        ...(links.length === 0
+          ? [h('li', { text: '(This message has no links.)' })]
+          : links.map((link) =>
+              h(
+                'li',
+                {},
+                h('a', { href: link.href, target: '_blank', rel: 'noopener noreferrer', text: link.text || link.href }),
+                link.text && link.text !== link.href ? h('span', { class: 'mail-link-href', text: link.href }) : null,
+              ),
+            )),
+      ),
+    (error) => list.replaceChildren(h('li', { text: `Could not load the links: ${error.message}` })),
+  )
+  return list
 }
 
 function attachmentList(email) {
@@ -90,7 +118,7 @@ function attachmentList(email) {
  * @param {{ canRelay: boolean, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
  */
 export function showMessage(container, email, actions) {
-  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
+  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
   const body = h('div', { class: 'reader-body' })
   const buttons = tabs.map(([name, label]) =>
     h('button', { class: 'tab', type: 'button', role: 'tab', 'data-tab': name, text: label, onclick: () => select(name) }),

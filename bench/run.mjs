@@ -218,28 +218,35 @@ async function search() {
   }
 }
 
-/** Time from spawn to healthy and to `count` messages listed, with `dir` as the mail directory. */
-async function startUp(dir, count) {
+/** Time from spawn to healthy and to `count` messages listed, with `dir` as the mail directory; then `settle` before it stops. */
+async function startUp(dir, count, settle = async () => {}) {
   const started = performance.now()
   const svc = await startSvc(['--mail-directory', dir])
   try {
     await listed(svc, count)
-    return { healthy: svc.ready, listed: performance.now() - started }
+    const times = { healthy: svc.ready, listed: performance.now() - started }
+    await settle()
+    return times
   } finally {
     await svc.stop()
   }
 }
 
+/** Until svc has written the sidecar of every message, which it does once it serves. */
+async function sidecarsWritten(dir, count) {
+  while (readdirSync(dir).filter((name) => name.endsWith('.json')).length < count) await sleep(100)
+}
+
 /**
  * Start-up with a mail directory of 12 KB `.eml` files: first with the
- * files alone, as 2.x left them (svc parses each and writes what it learnt
- * beside it), then again on the directory as svc left it.
+ * files alone, as 2.x left them (svc parses each, and once it serves writes
+ * what it learnt beside it), then again on the directory as svc left it.
  */
 async function restore() {
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-'))
   try {
     for (let n = 0; n < SIZE.restored; n++) writeFileSync(join(dir, `bench${n}.eml`), buildMessage(n, { size: 12_000 }))
-    const first = await startUp(dir, SIZE.restored)
+    const first = await startUp(dir, SIZE.restored, () => sidecarsWritten(dir, SIZE.restored))
     const again = await startUp(dir, SIZE.restored)
     return { restoreParsed: first.listed, restoreHealthy: again.healthy, restoreListed: again.listed }
   } finally {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { simpleParser } from 'mailparser'
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import { startChild } from './support/child.js'
 import { acknowledged, sendSequence, sizedMessage, type Sent } from './support/senders.js'
 import { startSvc } from './support/svc.js'
@@ -66,10 +66,12 @@ it(`keeps every acknowledged message across ${ROUNDS} SIGKILLs under load, and n
       expect(id, `acknowledged ${subject} is restored`).toBeDefined()
       expect((await restarted.svc.store.raw(id!))!.equals(sent.get(subject)!.raw)).toBe(true)
     }
-    // Beside each message its sidecar (written again where a kill cut it short), and nothing unfinished.
-    const left = await readdir(dir)
-    const messages = left.filter((name) => name.endsWith('.eml'))
-    expect(left.filter((name) => !name.endsWith('.eml')).sort()).toEqual(messages.map((name) => name.replace(/\.eml$/, '.json')).sort())
+    // Beside each message its sidecar (written again, once svc serves, where a kill cut it short), and nothing unfinished.
+    await vi.waitFor(async () => {
+      const left = await readdir(dir)
+      const messages = left.filter((name) => name.endsWith('.eml'))
+      expect(left.filter((name) => !name.endsWith('.eml')).sort()).toEqual(messages.map((name) => name.replace(/\.eml$/, '.json')).sort())
+    })
   } finally {
     await restarted.stop()
   }

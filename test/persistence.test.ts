@@ -3,7 +3,7 @@ import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, utimes,
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
-import { expect, it } from 'vitest'
+import { expect, it, vi } from 'vitest'
 import type { Email } from '../src/types.js'
 import { useMailDirectory } from './persistence-support.js'
 import type { TestSvc } from './support/svc.js'
@@ -195,8 +195,9 @@ it('restores a directory of .eml files alone (2.x) by parsing them, writes their
     host: '',
     remoteAddress: '',
   })
+  // Written once svc serves, not while it starts.
+  await vi.waitFor(async () => expect((await readdir(mail.dir)).sort()).toEqual(['old1.eml', 'old1.json', 'old2.eml', 'old2.json']))
   await mail.stop(first)
-  expect((await readdir(mail.dir)).sort()).toEqual(['old1.eml', 'old1.json', 'old2.eml', 'old2.json'])
   const meta = JSON.parse(await readFile(join(mail.dir, 'old1.json'), 'utf8'))
   expect(meta).toMatchObject({ read: false, size: (await stat(join(mail.dir, 'old1.eml'))).size, email: { id: 'old1', subject: 'Written by 2.x' } })
 
@@ -206,7 +207,7 @@ it('restores a directory of .eml files alone (2.x) by parsing them, writes their
 
 it('parses the .eml again when its sidecar does not describe it: damaged, for other bytes, or from another parser version', async () => {
   const first = await start()
-  const ids = []
+  const ids: string[] = []
   for (const subject of ['Damaged', 'Resized', 'Older parser', 'Intact']) ids.push((await first.send({ subject })).id)
   const before = await allEmails(first)
   await mail.stop(first)
@@ -228,7 +229,7 @@ it('parses the .eml again when its sidecar does not describe it: damaged, for ot
   expect(after[3]!.envelope).toEqual(before[3]!.envelope)
   expect(after[0]!.envelope.remoteAddress).toBe('')
   // ... and were written again.
-  expect(JSON.parse(await readFile(sidecar(ids[0]!), 'utf8')).email.subject).toBe('Damaged')
+  await vi.waitFor(async () => expect(JSON.parse(await readFile(sidecar(ids[0]!), 'utf8')).email.subject).toBe('Damaged'))
 })
 
 it('removes at start-up a sidecar whose .eml is gone (a message 2.x deleted), and never makes a message of it', async () => {

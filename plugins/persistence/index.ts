@@ -44,8 +44,27 @@ export default definePlugin({
     await Promise.all(scan.orphans.map((id) => rm(metaFilePath(dir, id), { force: true })))
     if (scan.orphans.length) logger.info(`Removed ${scan.orphans.length} metadata file(s) whose message is gone`)
     const { prepare } = store.driver
-    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, (mail) => store.add(mail))
+    /** Restored by parsing: their sidecars are written once svc serves, not while it starts. */
+    const parsed: string[] = []
+    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, async (mail, kept) => {
+      await store.add(mail)
+      if (!kept) parsed.push(mail.email.id)
+    })
     logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
+
+    /** Writes the sidecar of a stored message, as it is now, so the next start need not parse its file. */
+    const keepRecord = (id: string): Promise<void> =>
+      track(id, async () => {
+        const email = await store.get(id)
+        if (email) await writeMetaFile(dir, email)
+      }).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
+    let stopping = false
+    const backfill = (async () => {
+      for (const id of parsed.splice(0)) {
+        if (stopping) return
+        await keepRecord(id)
+      }
+    })()
 
     const unhooks = [
       // Thrown errors reach the kernel, which drops the message and answers 451.
@@ -80,10 +99,11 @@ export default definePlugin({
       const fresh: string[] = []
       for (const id of found.ids) if (await isNew(id)) fresh.push(id)
       let count = 0
-      await loadMailFiles(dir, fresh, prepare, logger, async (mail) => {
+      await loadMailFiles(dir, fresh, prepare, logger, async (mail, kept) => {
         const { email, raw } = mail
         if (!(await isNew(email.id))) return
         await store.add(mail)
+        if (!kept) await keepRecord(email.id)
         count++
         const arrival = { raw, origin: 'reload' } as const
         try {
@@ -103,7 +123,9 @@ export default definePlugin({
     return async () => {
       for (const unhook of unhooks) unhook()
       delete services.reloadMailDirectory
-      await Promise.allSettled([lastReload, ...pending.values()])
+      // Sidecars not written yet are written at the next start.
+      stopping = true
+      await Promise.allSettled([backfill, lastReload, ...pending.values()])
     }
   },
 })

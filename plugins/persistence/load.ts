@@ -2,7 +2,7 @@ import { lstat } from 'node:fs/promises'
 import type { ConsolaInstance } from 'consola'
 import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail } from 'svc/kit'
 import { mailFilePath, readRegularFile } from './files.js'
-import { readMetaFile, writeMetaFile } from './meta.js'
+import { readMetaFile } from './meta.js'
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
 const CONCURRENCY = 16
@@ -30,11 +30,12 @@ export async function loadMailFiles(
   /** The storage driver's `prepare` module, run beside each parse. */
   prepare: string | undefined,
   logger: ConsolaInstance,
-  add: (mail: IncomingMail) => void | Promise<void>,
+  /** `kept` when the record came from the sidecar; otherwise the file was parsed and has no sidecar yet. */
+  add: (mail: IncomingMail, kept: boolean) => void | Promise<void>,
 ): Promise<number> {
   const files = (await mapLimited(ids, STAT_CONCURRENCY, (id) => statMailFile(dir, id, logger))).filter((file) => file !== undefined)
   files.sort((a, b) => a.mtime - b.mtime)
-  const loading: Array<Promise<IncomingMail | undefined>> = []
+  const loading: Array<Promise<LoadedFile | undefined>> = []
   let started = 0
   const startNext = () => {
     if (started < files.length) loading.push(loadMailFile(dir, files[started++]!, prepare, logger))
@@ -42,10 +43,10 @@ export async function loadMailFiles(
   for (let i = 0; i < CONCURRENCY; i++) startNext()
   let count = 0
   for (let done = 1; loading.length > 0; done++) {
-    const mail = await loading.shift()!
+    const loaded = await loading.shift()!
     startNext()
-    if (mail) {
-      await add(mail)
+    if (loaded) {
+      await add(loaded.mail, loaded.kept)
       count++
     }
     if (done % PROGRESS_EVERY === 0 && done < files.length) logger.info(`Restoring mail: ${done} of ${files.length} files read`)
@@ -63,20 +64,24 @@ async function statMailFile(dir: string, id: string, logger: ConsolaInstance): P
   }
 }
 
+interface LoadedFile {
+  mail: IncomingMail
+  kept: boolean
+}
+
 /**
  * One `<id>.eml`: with its sidecar, the record kept there, not parsed again.
  * Without one (a 2.x file, a file copied in): parsed, received at the
  * file's mtime (the Date header when the mtime is implausible), unread,
- * with the envelope rebuilt from the headers; the sidecar is then written
- * so the next start need not parse it. Undefined, and logged, when it
- * cannot be used.
+ * with the envelope rebuilt from the headers. Undefined, and logged, when
+ * it cannot be used.
  */
-async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<IncomingMail | undefined> {
+async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<LoadedFile | undefined> {
   try {
     const raw = await readRegularFile(mailFilePath(dir, id))
     const kept = await readMetaFile(dir, id, raw)
     // The driver prepares it itself, as it does any message that did not come through a parser thread.
-    if (kept) return { email: kept, raw }
+    if (kept) return { mail: { email: kept, raw }, kept: true }
     const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
     const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined, prepare })
     const { email } = mail
@@ -90,8 +95,7 @@ async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: strin
     email.envelope = envelopeFromHeaders(email)
     // parseEmail gives `date` from the Date header, or the current time without one.
     if (!plausible) email.time = email.date
-    await writeMetaFile(dir, email).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
-    return mail
+    return { mail, kept: false }
   } catch (error) {
     logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
     return undefined

@@ -59,14 +59,18 @@ export default definePlugin({
         if (email) await writeMetaFile(dir, email)
       }).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
     let stopping = false
-    const backfill = (async () => {
-      for (const id of parsed.splice(0)) {
-        if (stopping) return
-        await keepRecord(id)
-      }
-    })()
+    let backfill = Promise.resolve()
 
     const unhooks = [
+      // Once svc serves: done while it starts, the writes would hold up its start.
+      hooks.hook('server:ready', () => {
+        backfill = (async () => {
+          for (const id of parsed.splice(0)) {
+            if (stopping) return
+            await keepRecord(id)
+          }
+        })()
+      }),
       // Thrown errors reach the kernel, which drops the message and answers 451.
       hooks.hook('mail:received', async (email, { raw, origin }) => {
         // A reloaded message comes from its own file. The sidecar first: the `.eml` is what makes a message,

@@ -108,7 +108,7 @@ export class Svc {
   private async relayChange(change: StorageChange): Promise<void> {
     try {
       if (change.type === 'removed') {
-        if (!this.unseenRemoteMail.delete(change.id)) await this.hooks.callHook('mail:deleted', { id: change.id })
+        if (!this.unseenRemoteMail.delete(change.id)) await this.hooks.callHook('mail:deleted', { id: change.id, remote: true })
       } else if (change.type === 'read') await this.hooks.callHook('mail:read', { ids: change.ids })
       else {
         const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])

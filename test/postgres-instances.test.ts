@@ -9,6 +9,7 @@ import { startChild, type ChildSvc } from './support/child.js'
 import { freePort, runCli } from './support/cli.js'
 import { callTool, payloadOf } from './mcp-suite.js'
 import { freshDatabase } from './support/postgres.js'
+import { startReceiver } from './support/receiver.js'
 import { acknowledged, sendSequence, smallMessage, type Sent } from './support/senders.js'
 
 /**
@@ -168,6 +169,22 @@ describe('three instances on one database', () => {
     for (const svc of [a, b]) await expect.poll(async () => (await page(svc)).storeTotal, { timeout: 8000 }).toBe(0)
     await sleep(1500)
     for (const listener of heard) expect(sorted(listener.deleted)).toEqual(sorted(listener.added))
+  })
+
+  it('send each webhook event once for the whole inbox, whichever instance took the mail or removed it', async () => {
+    const receiver = await startReceiver()
+    try {
+      const [a, b] = await instances(2, { webhooks: [{ url: receiver.url }] })
+      await send(a, 'hooked', 1)
+      const [{ id }] = (await page(b)).items
+      expect(await json<boolean>(b, `/api/email/${id}`, { method: 'DELETE' })).toBe(true)
+      await receiver.waitFor(2)
+      // Long enough for a second instance's copy of either event to arrive, had it sent one.
+      await sleep(1500)
+      expect(receiver.received.map((request) => request.headers['x-svc-event'])).toEqual(['mail:received', 'mail:deleted'])
+    } finally {
+      await receiver.close()
+    }
   })
 
   it('lose no acknowledged message when one is killed under load, and the others keep serving', async () => {

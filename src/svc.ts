@@ -18,6 +18,8 @@ export interface SvcInstance {
 
 /** The inbox svc 3.1 serves; drivers key their data by it so that more can come. */
 const DEFAULT_INBOX = 'default'
+/** Most ids kept of remote arrivals found gone before they were read (see relayChange). */
+const UNSEEN_REMOTE_LIMIT = 10_000
 
 /**
  * One svc instance: `new Svc(options)`, `await start()`, `await stop()`.
@@ -34,7 +36,7 @@ export class Svc {
   /** The plugins that run with this configuration, in set-up order. */
   readonly plugins: SvcPlugin[]
   private teardowns: Teardown[] = []
-  /** Ids another process added and removed before this one read them (relayChange). */
+  /** Ids another process added that were gone before this one read them (relayChange). */
   private unseenRemoteMail = new Set<string>()
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
@@ -113,7 +115,11 @@ export class Svc {
       else {
         const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])
         if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })
-        else this.unseenRemoteMail.add(change.id)
+        else {
+          this.unseenRemoteMail.add(change.id)
+          // A message this process removed itself is never announced back, so its id stays; keep the newest only.
+          if (this.unseenRemoteMail.size > UNSEEN_REMOTE_LIMIT) this.unseenRemoteMail.delete(this.unseenRemoteMail.values().next().value!)
+        }
       }
     } catch (error) {
       this.logger.error(`A handler failed on a change from another instance: ${(error as Error).message}`)

@@ -148,12 +148,16 @@ describe('three instances on one database', () => {
     for (const svc of [a, b, c]) expect(await page(svc)).toMatchObject({ total: cap, storeTotal: cap })
     const kept = (await page(a)).items.map((item) => item.id)
     // A client hears of every message it could have seen: each new one once, then its removal once.
-    // (An instance may find a message evicted by another before it could read it: then neither event.)
+    // Two races under a cap this small, both documented in docs/storage.md: another instance
+    // evicts a message before this one could read it (neither event here), or this instance
+    // evicts one whose arrival elsewhere it has not heard of yet (its removal only).
     await sleep(1000)
     for (const listener of heard) {
       expect(new Set(listener.added).size).toBe(listener.added.length)
       expect(new Set(listener.deleted).size).toBe(listener.deleted.length)
-      expect(sorted([...listener.deleted, ...kept])).toEqual(sorted(listener.added))
+      expect(listener.deleted.filter((id) => kept.includes(id))).toEqual([])
+      expect(listener.added.filter((id) => !kept.includes(id) && !listener.deleted.includes(id))).toEqual([])
+      expect(new Set([...listener.added, ...listener.deleted, ...kept]).size).toBeLessThanOrEqual(36)
     }
     // The instance that took a message in always announces it to its own clients.
     heard.forEach((listener, i) => expect(listener.subjects.filter((subject) => subject.startsWith(`s${i}-`))).toHaveLength(12))

@@ -42,8 +42,9 @@ export class Svc {
 
   constructor(options: SvcOptions | SvcConfig = {}) {
     const { plugins = [], ...values } = options
-    this.config = resolveConfig([layers.file(values, 'options')], plugins, knownPlugins(plugins))
-    this.plugins = knownPlugins(plugins).filter((plugin) => !this.config.disablePlugins.includes(plugin.name) && (plugin.enabled?.(this.config) ?? true))
+    const known = knownPlugins(plugins)
+    this.config = resolveConfig([layers.file(values, 'options')], plugins, known)
+    this.plugins = known.filter((plugin) => !this.config.disablePlugins.includes(plugin.name) && (plugin.enabled?.(this.config) ?? true))
     this.logger = createLogger(this.config)
     this.hooks = createSvcHooks()
     this.store = createMailStore(createDriver(this.config, this.plugins), this.hooks)

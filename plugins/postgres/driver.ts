@@ -183,6 +183,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const body: Body = { cc, date, text, html, headers, priority, attachments, envelope }
       const received = Date.parse(email.time) || 0
       const columns = searchColumns(email)
+      // Made once, not again on each retry of the statement.
+      const search = toSearchText(email)
       let attempt = 0
       await run('store an email', async () => {
         attempt++
@@ -192,7 +194,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
               INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, summary, body, raw, search,
                 from_text, to_text, cc_text, subject_text, filename_text)
               VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${attachments.length},
-                ${sql.json(summary as never)}::json, ${sql.json(body as never)}::json, ${raw}, ${toSearchText(email)},
+                ${sql.json(summary as never)}::json, ${sql.json(body as never)}::json, ${raw}, ${search},
                 ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
               RETURNING id
             )

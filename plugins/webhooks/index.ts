@@ -140,7 +140,10 @@ export default definePlugin({
     }))
 
     const send = (event: WebhookEvent, emailId: string, payload: WebhookPayload, wanted: (webhook: { matches?: SearchMatcher }) => boolean) => {
-      for (const webhook of webhooks) if (webhook.events.has(event) && wanted(webhook)) webhook.queue.push(event, emailId, payload)
+      let body: string | undefined
+      for (const webhook of webhooks) {
+        if (webhook.events.has(event) && wanted(webhook)) webhook.queue.push(event, emailId, (body ??= JSON.stringify(payload)))
+      }
     }
 
     // `mail:accepted` comes after the SMTP 250 and only for mail really accepted, so nothing here delays the

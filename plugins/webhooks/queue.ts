@@ -53,7 +53,8 @@ export interface DeliveryReports {
 
 /** One webhook's deliveries: sent one at a time, in order, so a receiver sees a removal after the arrival it follows. */
 export interface DeliveryQueue {
-  push(event: WebhookEvent, emailId: string, payload: unknown): void
+  /** Queues one delivery of `body`, the payload's JSON (made once for every webhook an event goes to). */
+  push(event: WebhookEvent, emailId: string, body: string): void
   /** Deliveries waiting, the one being sent aside. */
   readonly pending: number
   /**
@@ -161,10 +162,10 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
   }
 
   return {
-    push(event, emailId, payload) {
+    push(event, emailId, body) {
       if (closing) return
       const delivery: WebhookDelivery = { id: randomUUID(), url, event, emailId, attempts: 0 }
-      waiting.push({ delivery, body: JSON.stringify(payload) })
+      waiting.push({ delivery, body })
       if (waiting.length > policy.maxPending) {
         if (droppedInRow++ === 0) {
           logger.warn(`${shown} is behind: ${policy.maxPending} deliveries waiting, dropping the oldest ones until it catches up`)

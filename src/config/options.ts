@@ -152,6 +152,11 @@ export function flagName(key: string): string {
   return `--${key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`
 }
 
+/** A one-letter alias is `-a`; a longer one is another name of the flag, `--alias`. */
+export function aliasFlag(alias: string): string {
+  return alias.length > 1 ? `--${alias}` : `-${alias}`
+}
+
 /**
  * The kernel's options, then each plugin's in plugin order: the table the
  * CLI, the validator, `/api/config` and the docs are built from. A key,
@@ -169,7 +174,7 @@ export function optionTable(plugins: ReadonlyArray<{ name: string; options?: Rec
     const owner = plugin ? `plugin ${plugin}` : 'the kernel'
     if (key === 'plugins' || key === 'config') throw new Error(`option ${key} of ${owner}: the name is reserved`)
     claim(`option ${key}`, owner)
-    if (spec.alias) claim(spec.alias.length > 1 ? `flag --${spec.alias}` : `flag -${spec.alias}`, owner)
+    if (spec.alias) claim(`flag ${aliasFlag(spec.alias)}`, owner)
     if (spec.env) claim(`variable ${spec.env}`, owner)
     table.set(key, { ...spec, key, ...(plugin ? { plugin } : {}) })
   }

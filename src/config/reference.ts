@@ -1,10 +1,10 @@
 import { shownDefault } from '../cli/args.js'
-import { flagName, type DeclaredOption } from './options.js'
+import { aliasFlag, flagName, type DeclaredOption } from './options.js'
 
 /** The Markdown table of every option (the kernel's, then each plugin's), as docs/configuration.md shows it. */
 export function renderOptionsReference(table: ReadonlyMap<string, DeclaredOption>): string {
   const rows = [...table].map(([key, spec]) => {
-    const alias = spec.alias && (spec.alias.length > 1 ? `--${spec.alias}` : `-${spec.alias}`)
+    const alias = spec.alias && aliasFlag(spec.alias)
     const flag = alias ? `\`${alias}\`, \`${flagName(key)}\`` : `\`${flagName(key)}\``
     const env = spec.env ? `\`${spec.env}\`` : 'none'
     const owner = spec.plugin ?? 'kernel'

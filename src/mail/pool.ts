@@ -136,24 +136,23 @@ export interface ParseMailInput extends ParseInput {
  * afterwards): use the returned `raw`.
  */
 export async function parseMail(input: ParseMailInput): Promise<IncomingMail> {
-  if (parsingHere && workerFile) return parseOnWorker(input)
+  const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
+  if (parsingHere && workerFile) return parseOnWorker(input, prepare)
   parsingHere = true
   try {
     const email = await parseEmail(input)
     // The driver's work too, while this thread counts as busy: the next message goes to a worker meanwhile.
-    const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
     return { email, raw: input.raw, prepared: prepare && (await loadPreparer(prepare))(email, input.raw) }
   } finally {
     parsingHere = false
   }
 }
 
-function parseOnWorker(input: ParseMailInput): Promise<IncomingMail> {
+function parseOnWorker(input: ParseMailInput, prepare: string | undefined): Promise<IncomingMail> {
   const entry = pick()
   const { worker, pending } = entry
   const seq = nextSeq++
   const raw = transferable(input.raw)
-  const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
   const task: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare }
   return new Promise((resolve, reject) => {
     if (pending.size === 0) {

@@ -20,6 +20,7 @@ export {
   type AttachmentContent,
   type InboxCounts,
   type IncomingMail,
+  type KeptMail,
   type PageQuery,
   type SortOrder,
   type StorageChange,
@@ -30,7 +31,7 @@ export {
 export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './storage/store.js'
 export { createId, notAMessage, parseEmail, readAttachment, RECORD_VERSION, type ParseInput } from './mail/parse.js'
 export { parseMail, type ParseMailInput } from './mail/pool.js'
-export { formatSize, toSearchText, toSummary } from './mail/format.js'
+export { attachmentNames, formatSize, toSearchText, toSummary } from './mail/format.js'
 export { extractLinks, type MailLink } from './mail/links.js'
 export { parseSearch, formatSearch, parseSearchDate, parseSearchSize, type SearchField, type SearchQuery, type SearchTerm } from './search/parse.js'
 export { filterSearch, type SearchFilter } from './search/filter.js'

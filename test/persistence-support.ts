@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises'
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach } from 'vitest'
@@ -32,4 +32,20 @@ export function useMailDirectory(prefix: string) {
       await t.stop()
     },
   }
+}
+
+/** A sidecar `<id>.json` as its two lines: the head a restart reads, the body read on demand (plugins/persistence/meta.ts). */
+export interface Sidecar {
+  head: Record<string, unknown> & { summary: Record<string, unknown> }
+  body: Record<string, unknown>
+}
+
+export async function readSidecar(dir: string, id: string): Promise<Sidecar> {
+  const [head, body, ...more] = (await readFile(join(dir, `${id}.json`), 'utf8')).split('\n')
+  if (more.length > 0) throw new Error(`${id}.json has more than two lines`)
+  return { head: JSON.parse(head!), body: JSON.parse(body!) }
+}
+
+export async function writeSidecar(dir: string, id: string, { head, body }: Sidecar): Promise<void> {
+  await writeFile(join(dir, `${id}.json`), `${JSON.stringify(head)}\n${JSON.stringify(body)}`)
 }

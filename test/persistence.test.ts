@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { expect, it, vi } from 'vitest'
 import type { Email } from '../src/types.js'
-import { useMailDirectory } from './persistence-support.js'
+import { readSidecar, useMailDirectory, writeSidecar } from './persistence-support.js'
 import type { TestSvc } from './support/svc.js'
 
 const mail = useMailDirectory('persistence')
@@ -198,8 +198,9 @@ it('restores a directory of .eml files alone (2.x) by parsing them, writes their
   // Written once svc serves, not while it starts.
   await vi.waitFor(async () => expect((await readdir(mail.dir)).sort()).toEqual(['old1.eml', 'old1.json', 'old2.eml', 'old2.json']))
   await mail.stop(first)
-  const meta = JSON.parse(await readFile(join(mail.dir, 'old1.json'), 'utf8'))
-  expect(meta).toMatchObject({ read: false, size: (await stat(join(mail.dir, 'old1.eml'))).size, email: { id: 'old1', subject: 'Written by 2.x' } })
+  const { head, body } = await readSidecar(mail.dir, 'old1')
+  expect(head).toMatchObject({ read: false, size: (await stat(join(mail.dir, 'old1.eml'))).size, summary: { id: 'old1', subject: 'Written by 2.x' } })
+  expect(body).toMatchObject({ text: 'Body of Written by 2.x\n' })
 
   const second = await start()
   expect(await allEmails(second)).toEqual(parsed)
@@ -212,11 +213,11 @@ it('parses the .eml again when its sidecar does not describe it: damaged, for ot
   const before = await allEmails(first)
   await mail.stop(first)
   const sidecar = (id: string) => join(mail.dir, `${id}.json`)
-  const edit = async (id: string, change: (meta: Record<string, unknown>) => void) => {
-    const meta = JSON.parse(await readFile(sidecar(id), 'utf8'))
-    change(meta)
-    meta.email.subject = 'Not what the file says'
-    await writeFile(sidecar(id), JSON.stringify(meta))
+  const edit = async (id: string, change: (head: Record<string, unknown>) => void) => {
+    const meta = await readSidecar(mail.dir, id)
+    change(meta.head)
+    meta.head.summary.subject = 'Not what the file says'
+    await writeSidecar(mail.dir, id, meta)
   }
   await writeFile(sidecar(ids[0]!), '{"read":false,"parser":1,"si')
   await edit(ids[1]!, (meta) => (meta.size = Number(meta.size) + 1))
@@ -229,7 +230,7 @@ it('parses the .eml again when its sidecar does not describe it: damaged, for ot
   expect(after[3]!.envelope).toEqual(before[3]!.envelope)
   expect(after[0]!.envelope.remoteAddress).toBe('')
   // ... and were written again.
-  await vi.waitFor(async () => expect(JSON.parse(await readFile(sidecar(ids[0]!), 'utf8')).email.subject).toBe('Damaged'))
+  await vi.waitFor(async () => expect((await readSidecar(mail.dir, ids[0]!)).head.summary.subject).toBe('Damaged'))
 })
 
 it('removes at start-up a sidecar whose .eml is gone (a message 2.x deleted), and never makes a message of it', async () => {
@@ -243,6 +244,42 @@ it('removes at start-up a sidecar whose .eml is gone (a message 2.x deleted), an
   const second = await start()
   expect((await allEmails(second)).map((email) => email.id)).toEqual([kept.id])
   expect((await readdir(mail.dir)).sort()).toEqual([`${kept.id}.eml`, `${kept.id}.json`])
+})
+
+it('restores from the head of each sidecar, and reads a message\'s record and bytes from its files only when a request needs them', async () => {
+  const first = await start()
+  const { id } = await first.send({ subject: 'Lazy', text: 'Written at intake', bcc: 'hidden@example.com' })
+  const other = await first.send({ subject: 'Other', text: 'Another body' })
+  const before = await allEmails(first)
+  await mail.stop(first)
+
+  const second = await start()
+  const listed = await (await second.api('/api/email/summary')).json()
+  expect(listed.items.map((item: { subject: string }) => item.subject)).toEqual(['Other', 'Lazy'])
+  // Changed on disk after the restart: what svc then serves proves it had not read it at start-up.
+  const sidecar = await readSidecar(mail.dir, id)
+  sidecar.body.text = 'Edited on disk after the restart'
+  await writeSidecar(mail.dir, id, sidecar)
+  const found = await (await second.api('/api/email/summary?search=edited')).json()
+  expect(found.items.map((item: { id: string }) => item.id)).toEqual([id])
+  expect((await second.api('/api/email/summary?search=to:hidden@example.com').then((res) => res.json())).total).toBe(1)
+  const record = await (await second.api(`/api/email/${id}`)).json()
+  expect(record).toEqual({ ...before.find((email) => email.id === id), text: 'Edited on disk after the restart', read: true })
+  expect(await (await second.api(`/api/email/${other.id}/source`)).text()).toBe(await readFile(join(mail.dir, `${other.id}.eml`), 'utf8'))
+})
+
+it('reads the record from the .eml, with the envelope and time kept, when a sidecar is damaged after the restart', async () => {
+  const first = await start()
+  const { id } = await first.send({ subject: 'Damaged later', text: 'From the file', bcc: 'hidden@example.com' })
+  const [before] = await allEmails(first)
+  await mail.stop(first)
+
+  const second = await start()
+  const { head } = await readSidecar(mail.dir, id)
+  await writeFile(join(mail.dir, `${id}.json`), `${JSON.stringify(head)}\n{"text":`)
+  const record = await (await second.api(`/api/email/${id}`)).json()
+  expect(record).toEqual({ ...before, read: true })
+  expect(record.envelope.to).toEqual([{ address: 'rcpt@example.com' }, { address: 'hidden@example.com' }])
 })
 
 it('keeps the read state across a restart: a message read by id, every message after read-all, the unread ones unread', async () => {

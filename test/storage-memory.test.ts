@@ -3,7 +3,7 @@ import { memoryDriver } from '../plugins/memory/index.js'
 import { prepare } from '../plugins/memory/prepare.js'
 import { formatSize } from '../src/mail/format.js'
 import { describeStorageDriver } from './storage-suite.js'
-import { memoryStore, syntheticEmail } from './support/storage.js'
+import { keptMail, memoryStore, syntheticEmail } from './support/storage.js'
 
 describeStorageDriver('memory', () => memoryDriver({ url: 'memory', inbox: 'default' }))
 
@@ -18,6 +18,24 @@ describe('the memory driver', () => {
     expect(await there.get('p')).toEqual(await here.get('p'))
     expect((await there.raw('p'))!.equals(raw)).toBe(true)
     expect((await there.page({ search: 'worker' })).total).toBe(1)
+  })
+})
+
+describe('the memory driver with restored mail', () => {
+  it('lists a message whose content can no longer be read, and neither serves nor finds what it cannot read', async () => {
+    const store = memoryStore()
+    const gone = keptMail(syntheticEmail('gone', 0), Buffer.from('gone'))
+    gone.email = async () => undefined
+    gone.raw = async () => undefined
+    await store.restore(gone)
+    await store.restore(keptMail(syntheticEmail('here', 1, { text: 'findable' }), Buffer.from('here')))
+    expect((await store.page()).items.map((item) => item.id)).toEqual(['here', 'gone'])
+    expect(await store.get('gone')).toBeUndefined()
+    expect(await store.raw('gone')).toBeUndefined()
+    expect((await store.page({ search: 'findable' })).items.map((item) => item.id)).toEqual(['here'])
+    expect((await store.page({ search: 'body of gone' })).total).toBe(0)
+    expect(await store.remove('gone')).toBe(true)
+    expect(await store.counts()).toEqual({ total: 1, unread: 1 })
   })
 })
 

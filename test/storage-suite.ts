@@ -4,9 +4,10 @@ import { parseEmail } from '../src/mail/parse.js'
 import { SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from '../src/storage/driver.js'
 import { createMailStore, type MailStore } from '../src/storage/store.js'
 import type { Email } from '../src/types.js'
+import { toSummary } from '../src/mail/format.js'
 import { parseSearch } from '../src/search/parse.js'
 import { searchFixtureCases, searchFixtureEmails } from './support/search-matching.js'
-import { storedIds, syntheticEmail as email } from './support/storage.js'
+import { keptMail, storedIds, syntheticEmail as email, type ContentReads } from './support/storage.js'
 
 /**
  * The storage contract (src/storage/driver.ts), the same tests for every
@@ -317,6 +318,62 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
           if (e.id === 'e1') await store.remove('e3')
         }
         expect(seen).toEqual(['e0', 'e1', 'e2', 'e4'])
+      })
+    })
+
+    describe('restore', () => {
+      const reads: ContentReads = { email: 0, raw: 0 }
+      const restore = (mail: Email, raw = Buffer.from(`raw ${mail.id}`)) => store.restore(keptMail(mail, raw, reads))
+      beforeEach(() => Object.assign(reads, { email: 0, raw: 0 }))
+
+      it('gives back the records, bytes, pages and counts the message had', async () => {
+        const bcc = email('bcc', 0, {
+          cc: [{ address: 'cc@example.com', name: 'Copy' }],
+          envelope: { from: { address: 'app@example.com' }, to: [{ address: 'hidden@example.com' }], host: 'app.test', remoteAddress: '10.0.0.7' },
+        })
+        const seen = email('seen', 1, { read: true, text: 'a quarterly report', attachments: [{ filename: 'q3.pdf', generatedFileName: 'q3.pdf', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 }] })
+        await restore(bcc)
+        await restore(seen, Buffer.from([0, 255, 13, 10]))
+        expect(await counts()).toEqual({ total: 2, unread: 1 })
+        expect(await store.summary('seen')).toEqual(toSummary(seen))
+        expect(await pageIds({ search: 'to:hidden@example.com' })).toEqual(['bcc'])
+        expect(await pageIds({ search: 'cc:copy filename:q3 is:read' })).toEqual([])
+        expect(await pageIds({ search: 'filename:q3 is:read has:attachment' })).toEqual(['seen'])
+        expect(await pageIds({ search: 'from:seen@sender.test' })).toEqual(['seen'])
+        expect(await pageIds({ search: 'cc:copy subject:"subject bcc"' })).toEqual(['bcc'])
+        if (driver.restore) expect(reads).toEqual({ email: 0, raw: 0 })
+        expect(await pageIds({ search: 'quarterly' })).toEqual(['seen'])
+        expect(await store.get('bcc')).toEqual(bcc)
+        expect(await store.get('seen')).toEqual(seen)
+        expect((await store.raw('seen'))!.equals(Buffer.from([0, 255, 13, 10]))).toBe(true)
+        expect((await store.read('bcc'))!.read).toBe(true)
+        expect(await counts()).toEqual({ total: 2, unread: 0 })
+        await expect(restore(email('seen', 5))).rejects.toThrow(/seen/)
+        expect(await store.remove('bcc')).toBe(true)
+        expect(await store.get('bcc')).toBeUndefined()
+        expect(await storedIds(store)).toEqual(['seen'])
+      })
+
+      it('answers every operator of the search syntax (docs/search.md) for restored mail too', async () => {
+        for (const fixture of searchFixtureEmails) await restore(structuredClone(fixture))
+        const sorted = (ids: string[]) => [...ids].sort()
+        for (const [query, expected] of searchFixtureCases) {
+          expect(sorted(await pageIds({ search: query, sort: 'asc' })), query).toEqual(sorted(expected))
+        }
+      })
+
+      it('reads the content of a restored message only when a request needs it, and each once for a search', async () => {
+        if (!driver.restore) return
+        for (let i = 0; i < 40; i++) await restore(email(`r${i}`, i, { text: i === 7 ? 'the needle' : 'hay' }))
+        await store.page({ search: 'from:r3@sender.test is:unread before:2025-01-01' })
+        await store.markRead('r1')
+        await store.oldest(10)
+        expect(reads).toEqual({ email: 0, raw: 0 })
+        expect(await pageIds({ search: 'needle' })).toEqual(['r7'])
+        expect(await pageIds({ search: 'hay -needle', limit: 1 })).toEqual(['r39'])
+        expect(reads).toEqual({ email: 40, raw: 0 })
+        await store.raw('r2')
+        expect(reads.raw).toBe(1)
       })
     })
 

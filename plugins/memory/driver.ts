@@ -1,4 +1,5 @@
 import {
+  attachmentNames,
   compileSearch,
   defineStorageDriver,
   hiddenRecipients,
@@ -9,38 +10,56 @@ import {
   type Address,
   type Email,
   type EmailSummary,
+  type KeptMail,
   type SearchTarget,
   type SortOrder,
   type StorageDriver,
 } from 'svc/kit'
-import { mayContain, needleBits } from './filter.js'
+import { mayContain, needleBits, trigramFilter } from './filter.js'
 import { unpackBody } from './pack.js'
-import { prepare, type PackedMail } from './prepare.js'
+import { prepare, searchIndex, type PackedMail } from './prepare.js'
 
 /**
  * What the driver keeps of one message: what listings and search read (the
  * search target), the rest packed. `search` is also the dictionary `packed`
- * was deflated against.
+ * was deflated against. A restored message (KeptMail) has its content
+ * elsewhere: nothing packed, and `search` and `filter` empty until a word
+ * is searched for.
  */
 interface Entry extends SearchTarget {
   envelope: Email['envelope']
-  /** Trigram filter of `search`, checked before it is scanned. */
+  /** Trigram filter of `search`, checked before it is scanned; empty while not indexed. */
   filter: string
   /** Body fields and raw source, see pack.ts. */
   packed: string
   /** The raw source when it was too large to pack. */
   raw?: Buffer
+  /** Where the content of a restored message is read. */
+  kept?: KeptMail
   removed: boolean
 }
+
+/** A restored message whose text is not indexed yet: plain words cannot be searched in it. */
+const unindexed = (entry: Entry) => entry.filter === ''
+
+/** Restored messages read at once while indexing them for a search. */
+const INDEX_BATCH = 16
+
+/** The index of a restored message whose record could not be read: no text to find. */
+const NO_TEXT = { search: '', filter: trigramFilter('') }
 
 /** Shared by the many messages without Cc or attachments. */
 const NONE: readonly never[] = Object.freeze([])
 const orNone = <T>(list: readonly T[]): readonly T[] => (list.length > 0 ? list : NONE)
 
-/** Plain words of a search test the trigram filter before the text is scanned. */
+/**
+ * Plain words of a search test the trigram filter before the text is
+ * scanned. An entry without one may hold anything: a field search (`from:`)
+ * then reads its fields; a page with plain words indexes every entry first.
+ */
 const trigramPrefilter = (word: string) => {
   const bits = needleBits(word)
-  return (entry: Entry) => mayContain(entry.filter, bits)
+  return (entry: Entry) => unindexed(entry) || mayContain(entry.filter, bits)
 }
 
 /** Emails last read in full: reading the same message again (the inbox, a test polling) skips the unpacking. */
@@ -65,7 +84,10 @@ function insertionPoint(list: Entry[], at: number): number {
  * `memory`: the inbox in this process, insertion-ordered, O(1) by id, counts
  * kept as mail comes and goes. Listings read summaries only; bodies and raw
  * sources are kept packed (deflated against the search text) and unpacked
- * only when one message is asked for. Its memory grows with the inbox.
+ * only when one message is asked for. A message restored from where it is
+ * kept (`restore`, the mail directory) holds only its summary here: its
+ * content is read from there when asked for, and its text when a word is
+ * first searched for. Its memory grows with the inbox.
  */
 export const memoryDriver = defineStorageDriver((): StorageDriver => {
   const byId = new Map<string, Entry>()
@@ -78,6 +100,9 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   /** Entries by time of receipt, kept once mail stopped arriving in time order. */
   let sorted: Entry[] | undefined
   const recentEmails = new Map<string, Email>()
+  /** Restored entries not indexed yet, and the indexing under way. */
+  let unindexedCount = 0
+  let indexing: Promise<void> | undefined
 
   const compact = () => {
     if (tombstones === 0) return
@@ -114,15 +139,50 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope: entry.envelope, size, sizeHuman }
   }
 
+  /** Makes the search index of a restored entry from its record (none when it could not be read: empty text). */
+  const index = (entry: Entry, email: Email | undefined) => {
+    if (!unindexed(entry) || entry.removed) return
+    Object.assign(entry, email ? searchIndex(email) : NO_TEXT)
+    unindexedCount--
+  }
+
+  /** Indexes every restored entry not indexed yet, a batch at a time; one run however many pages wait for it. */
+  const indexAll = (): Promise<void> =>
+    (indexing ??= (async () => {
+      const waiting = [...byId.values()].filter(unindexed)
+      for (let start = 0; start < waiting.length; start += INDEX_BATCH) {
+        await Promise.all(waiting.slice(start, start + INDEX_BATCH).map(async (entry) => index(entry, await entry.kept!.email())))
+      }
+    })().finally(() => (indexing = undefined)))
+
+  /** The record of a restored entry, read from where it is kept, and indexed while it is at hand. */
+  const readKept = async (entry: Entry, kept: KeptMail): Promise<Email | undefined> => {
+    const email = await kept.email()
+    index(entry, email)
+    return entry.removed ? undefined : email
+  }
+
   /** A copy of the full record, so that no caller's change reaches the driver's own. */
-  const fullRecord = (entry: Entry): Email => {
+  const fullRecord = async (entry: Entry): Promise<Email | undefined> => {
     const id = entry.summary.id
     let email = recentEmails.get(id)
     if (email) recentEmails.delete(id)
-    else email = unpack(entry)
+    else email = entry.kept ? await readKept(entry, entry.kept) : unpack(entry)
+    if (!email) return undefined
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
     return { ...email, read: entry.summary.read }
+  }
+
+  const insert = (entry: Entry) => {
+    const { id, read } = entry.summary
+    if (byId.has(id)) throw new Error(`An email with id ${id} is already stored`)
+    const last = arrival.at(-1)
+    if (inTimeOrder && last && entry.at < last.at) inTimeOrder = false
+    else if (sorted) sorted.splice(insertionPoint(sorted, entry.at), 0, entry)
+    byId.set(id, entry)
+    arrival.push(entry)
+    if (!read) unread++
   }
 
   /**
@@ -130,11 +190,13 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
    * compacted; what it held goes at once, so removed mail holds no memory.
    */
   const release = (entry: Entry) => {
+    if (unindexed(entry)) unindexedCount--
     entry.removed = true
     entry.search = ''
     entry.filter = ''
     entry.packed = ''
     entry.raw = undefined
+    entry.kept = undefined
     entry.cc = NONE
     entry.filenames = NONE
   }
@@ -150,28 +212,38 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     name: 'memory',
     prepare: new URL('./prepare.js', import.meta.url).href,
     async add({ email, raw, prepared }) {
-      if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
-      const at = Date.parse(email.time) || 0
       const entry: Entry = {
         summary: toSummary(email),
-        at,
+        at: Date.parse(email.time) || 0,
         cc: orNone<Address>(email.cc),
         envelope: email.envelope,
         hidden: hiddenRecipients(email),
-        filenames: orNone(email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName)),
+        filenames: orNone(attachmentNames(email)),
         search,
         filter,
         packed,
         removed: false,
       }
       if (!rawPacked) entry.raw = raw
-      const last = arrival.at(-1)
-      if (inTimeOrder && last && at < last.at) inTimeOrder = false
-      else if (sorted) sorted.splice(insertionPoint(sorted, at), 0, entry)
-      byId.set(email.id, entry)
-      arrival.push(entry)
-      if (!email.read) unread++
+      insert(entry)
+    },
+    async restore(kept) {
+      const { summary, cc, envelope } = kept
+      insert({
+        summary,
+        at: Date.parse(summary.time) || 0,
+        cc: orNone(cc),
+        envelope,
+        hidden: hiddenRecipients({ to: summary.to, cc, envelope }),
+        filenames: orNone(kept.filenames),
+        search: '',
+        filter: '',
+        packed: '',
+        kept,
+        removed: false,
+      })
+      unindexedCount++
     },
     has: async (id) => byId.has(id),
     summary: async (id) => {
@@ -185,6 +257,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     async raw(id) {
       const entry = byId.get(id)
       if (!entry) return undefined
+      if (entry.kept) return entry.kept.raw()
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
     async markRead(id) {
@@ -219,6 +292,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     },
     async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }) {
       const query = typeof search === 'string' ? parseSearch(search) : search
+      if (unindexedCount > 0 && query.terms.some((term) => term.kind === 'text')) await indexAll()
       const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
       const items: EmailSummary[] = []
       let total: number
@@ -257,7 +331,10 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     async *emails(order) {
       // A snapshot of the list: removals while the caller reads are skipped, arrivals not seen.
       const entries = [...walk(order)]
-      for (const entry of entries) if (!entry.removed) yield fullRecord(entry)
+      for (const entry of entries) {
+        const email = entry.removed ? undefined : await fullRecord(entry)
+        if (email) yield email
+      }
     },
   }
 })

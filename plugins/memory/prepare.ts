@@ -13,6 +13,12 @@ export interface PackedMail {
   rawPacked: boolean
 }
 
+/** What search reads of a message: its search text and the trigram filter of that text. */
+export function searchIndex(email: Email): Pick<PackedMail, 'search' | 'filter'> {
+  const search = toSearchText(email)
+  return { search, filter: trigramFilter(search) }
+}
+
 /**
  * The memory driver's per-message work. svc's parser threads run it beside
  * mailparser (the driver names this module as its `prepare`), so packing
@@ -20,6 +26,6 @@ export interface PackedMail {
  * that did not come through them.
  */
 export function prepare(email: Email, raw: Buffer): PackedMail {
-  const search = toSearchText(email)
-  return { search, filter: trigramFilter(search), ...packBody(email, raw, search) }
+  const index = searchIndex(email)
+  return { ...index, ...packBody(email, raw, index.search) }
 }

@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import type { ConsolaInstance } from 'consola'
 import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc/kit'
 import { metaFilePath, removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
-import { loadMailFiles } from './load.js'
+import { loadedId, loadMailFiles, type LoadedMail } from './load.js'
 import { writeMetaFile, writeMetaRead } from './meta.js'
 
 const options = defineOptions({
@@ -44,11 +44,13 @@ export default definePlugin({
     await Promise.all(scan.orphans.map((id) => rm(metaFilePath(dir, id), { force: true })))
     if (scan.orphans.length) logger.info(`Removed ${scan.orphans.length} metadata file(s) whose message is gone`)
     const { prepare } = store.driver
+    /** A kept message is restored, its content left in its files; a parsed one is added. */
+    const storeLoaded = (loaded: LoadedMail): Promise<void> => ('kept' in loaded ? store.restore(loaded.kept) : store.add(loaded.parsed))
     /** Restored by parsing: their sidecars are written once svc serves, not while it starts. */
     const parsed: string[] = []
-    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, async (mail, kept) => {
-      await store.add(mail)
-      if (!kept) parsed.push(mail.email.id)
+    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, async (loaded) => {
+      await storeLoaded(loaded)
+      if ('parsed' in loaded) parsed.push(loaded.parsed.email.id)
     })
     logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
 
@@ -103,12 +105,15 @@ export default definePlugin({
       const fresh: string[] = []
       for (const id of found.ids) if (await isNew(id)) fresh.push(id)
       let count = 0
-      await loadMailFiles(dir, fresh, prepare, logger, async (mail, kept) => {
-        const { email, raw } = mail
-        if (!(await isNew(email.id))) return
-        await store.add(mail)
-        if (!kept) await keepRecord(email.id)
+      await loadMailFiles(dir, fresh, prepare, logger, async (loaded) => {
+        const id = loadedId(loaded)
+        if (!(await isNew(id))) return
+        await storeLoaded(loaded)
+        if ('parsed' in loaded) await keepRecord(id)
         count++
+        // Listeners get the whole message, as they do new mail.
+        const [email, raw] = 'parsed' in loaded ? [loaded.parsed.email, loaded.parsed.raw] : await Promise.all([store.get(id), store.raw(id)])
+        if (!email || !raw) return
         const arrival = { raw, origin: 'reload' } as const
         try {
           await hooks.callHook('mail:received', email, arrival)

@@ -1,13 +1,11 @@
-import { lstat } from 'node:fs/promises'
+import { lstatSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
-import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail } from 'svc/kit'
+import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc/kit'
 import { mailFilePath, readRegularFile } from './files.js'
-import { readMetaFile } from './meta.js'
+import { readMetaHeadSync, readMetaRecord, type MetaHead } from './meta.js'
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
 const CONCURRENCY = 16
-/** `stat` calls at once, a cheap first pass that puts the files in order. */
-const STAT_CONCURRENCY = 64
 const PROGRESS_EVERY = 1000
 /** Earlier modification times come from tools that reset timestamps (archives, build caches), not from receipt. */
 const EARLIEST_PLAUSIBLE_MTIME = Date.UTC(2000, 0, 1)
@@ -15,14 +13,23 @@ const EARLIEST_PLAUSIBLE_MTIME = Date.UTC(2000, 0, 1)
 interface MailFile {
   id: string
   mtime: number
+  size: number
 }
 
 /**
- * Reads and parses mail files, oldest first by modification time (svc sets
- * it to the time of receipt), and hands each to `add` in that order as soon
- * as it and those before it are ready: a restore holds about CONCURRENCY
- * messages at a time, however many there are. A file that cannot be read or
- * is not a message is logged and skipped. Resolves how many were handed over.
+ * A mail file as loaded: `kept` when its sidecar describes it (only the
+ * sidecar's head was read; the rest is read when a request needs it),
+ * otherwise parsed from the `.eml`, with no sidecar yet.
+ */
+export type LoadedMail = { kept: KeptMail } | { parsed: IncomingMail }
+
+/**
+ * Loads mail files, oldest first by modification time (svc sets it to the
+ * time of receipt): one with a sidecar from the sidecar's head alone, the
+ * others parsed, each handed to `add` in that order as soon as it and
+ * those before it are ready, so a restore holds about CONCURRENCY parsed
+ * messages at a time, however many there are. A file that cannot be read or is not
+ * a message is logged and skipped. Resolves how many were handed over.
  */
 export async function loadMailFiles(
   dir: string,
@@ -30,15 +37,17 @@ export async function loadMailFiles(
   /** The storage driver's `prepare` module, run beside each parse. */
   prepare: string | undefined,
   logger: ConsolaInstance,
-  /** `kept` when the record came from the sidecar; otherwise the file was parsed and has no sidecar yet. */
-  add: (mail: IncomingMail, kept: boolean) => void | Promise<void>,
+  add: (loaded: LoadedMail) => void | Promise<void>,
 ): Promise<number> {
-  const files = (await mapLimited(ids, STAT_CONCURRENCY, (id) => statMailFile(dir, id, logger))).filter((file) => file !== undefined)
+  const files = ids.map((id) => statMailFile(dir, id, logger)).filter((file) => file !== undefined)
   files.sort((a, b) => a.mtime - b.mtime)
-  const loading: Array<Promise<LoadedFile | undefined>> = []
+  const loading: Array<Promise<LoadedMail | undefined>> = []
   let started = 0
   const startNext = () => {
-    if (started < files.length) loading.push(loadMailFile(dir, files[started++]!, prepare, logger))
+    if (started >= files.length) return
+    const file = files[started++]!
+    const head = readMetaHeadSync(dir, file.id, file.size)
+    loading.push(head ? Promise.resolve({ kept: keptMail(dir, file.id, head, logger) }) : parseMailFile(dir, file, prepare, logger))
   }
   for (let i = 0; i < CONCURRENCY; i++) startNext()
   let count = 0
@@ -46,7 +55,7 @@ export async function loadMailFiles(
     const loaded = await loading.shift()!
     startNext()
     if (loaded) {
-      await add(loaded.mail, loaded.kept)
+      await add(loaded)
       count++
     }
     if (done % PROGRESS_EVERY === 0 && done < files.length) logger.info(`Restoring mail: ${done} of ${files.length} files read`)
@@ -54,34 +63,63 @@ export async function loadMailFiles(
   return count
 }
 
-async function statMailFile(dir: string, id: string, logger: ConsolaInstance): Promise<MailFile | undefined> {
+/** The id of what was loaded. */
+export const loadedId = (loaded: LoadedMail): string => ('kept' in loaded ? loaded.kept.summary.id : loaded.parsed.email.id)
+
+/**
+ * Synchronous, like the sidecar's head (readMetaHeadSync): one cheap call
+ * per file before svc listens. `lstat`, so a link swapped in since the scan
+ * is refused here; the reads after open without following one anyway.
+ */
+function statMailFile(dir: string, id: string, logger: ConsolaInstance): MailFile | undefined {
   try {
-    // The link itself, if one was swapped in since the scan: reading it is refused below anyway.
-    return { id, mtime: Math.round((await lstat(mailFilePath(dir, id))).mtimeMs) }
+    const stats = lstatSync(mailFilePath(dir, id))
+    if (stats.isFile()) return { id, mtime: Math.round(stats.mtimeMs), size: stats.size }
+    logger.warn(`Skipping ${id}.eml: not a regular file`)
   } catch (error) {
     logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
-    return undefined
   }
-}
-
-interface LoadedFile {
-  mail: IncomingMail
-  kept: boolean
+  return undefined
 }
 
 /**
- * One `<id>.eml`: with its sidecar, the record kept there, not parsed again.
- * Without one (a 2.x file, a file copied in): parsed, received at the
- * file's mtime (the Date header when the mtime is implausible), unread,
- * with the envelope rebuilt from the headers. Undefined, and logged, when
- * it cannot be used.
+ * A message its sidecar describes: the head's fields now, the record and
+ * the bytes read from the files when asked. A record damaged since the head
+ * was read gives way to the `.eml`, parsed with what the head kept.
  */
-async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<LoadedFile | undefined> {
+function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstance): KeptMail {
+  const { read, size, cc, envelope, filenames } = head
+  const { id: _, time, ...summary } = head.summary
+  const raw = () =>
+    readRegularFile(mailFilePath(dir, id)).catch((error: Error) => {
+      logger.warn(`Could not read ${id}.eml: ${error.message}`)
+      return undefined
+    })
+  const reparse = async (): Promise<Email | undefined> => {
+    logger.warn(`${id}.json is gone or damaged: reading the record from ${id}.eml`)
+    const source = await raw()
+    return source && { ...(await parseMail({ raw: source, envelope, id, time: new Date(time) })).email, read }
+  }
+  return {
+    // The fields in the order toSummary gives them.
+    summary: { id, time, read, ...summary },
+    cc,
+    envelope,
+    filenames,
+    email: async () => (await readMetaRecord(dir, id, size)) ?? reparse(),
+    raw,
+  }
+}
+
+/**
+ * One `<id>.eml` without a sidecar to trust (a 2.x file, a file copied in):
+ * parsed, received at the file's mtime (the Date header when the mtime is
+ * implausible), unread, with the envelope rebuilt from the headers.
+ * Undefined, and logged, when it cannot be used.
+ */
+async function parseMailFile(dir: string, { id, mtime }: MailFile, prepare: string | undefined, logger: ConsolaInstance): Promise<LoadedMail | undefined> {
   try {
     const raw = await readRegularFile(mailFilePath(dir, id))
-    const kept = await readMetaFile(dir, id, raw)
-    // The driver prepares it itself, as it does any message that did not come through a parser thread.
-    if (kept) return { mail: { email: kept, raw }, kept: true }
     const plausible = mtime >= EARLIEST_PLAUSIBLE_MTIME
     const mail = await parseMail({ raw, envelope: UNKNOWN_ENVELOPE, id, time: plausible ? new Date(mtime) : undefined, prepare })
     const { email } = mail
@@ -95,7 +133,7 @@ async function loadMailFile(dir: string, { id, mtime }: MailFile, prepare: strin
     email.envelope = envelopeFromHeaders(email)
     // parseEmail gives `date` from the Date header, or the current time without one.
     if (!plausible) email.time = email.date
-    return { mail, kept: false }
+    return { parsed: mail }
   } catch (error) {
     logger.warn(`Skipping ${id}.eml: ${(error as Error).message}`)
     return undefined
@@ -107,18 +145,4 @@ const UNKNOWN_ENVELOPE: Envelope = { from: { address: '' }, to: [], host: '', re
 function envelopeFromHeaders(email: Email): Envelope {
   const recipients = [...email.to, ...email.cc].map(({ address }) => ({ address })).filter(({ address }) => address)
   return { from: { address: email.from[0]?.address ?? '' }, to: recipients, host: '', remoteAddress: '' }
-}
-
-/** `task` over `items` with at most `limit` running at once; results in the order of `items`. */
-async function mapLimited<T, R>(items: T[], limit: number, task: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length)
-  let next = 0
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++
-      results[index] = await task(items[index]!)
-    }
-  }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
-  return results
 }

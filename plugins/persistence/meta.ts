@@ -1,7 +1,7 @@
-import { constants } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { RECORD_VERSION, type Email } from 'svc/kit'
+import { attachmentNames, RECORD_VERSION, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc/kit'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**
@@ -11,21 +11,35 @@ import { isSafeId, metaFilePath, readRegularFile } from './files.js'
  * same records without parsing. 2.x reads `.eml` files only and ignores it.
  * A sidecar that is missing, damaged, for other bytes or from another
  * version of the parser is ignored: the `.eml` is parsed, as 2.x files are.
+ *
+ * Two lines of JSON: the head, what listings and search operators read, is
+ * all a restart reads; the body, the rest of the record, is read when a
+ * request needs it.
  */
-export interface MailMeta {
+export interface MetaHead {
   /** Fixed width, first, so that marking a message read rewrites five bytes in place. */
   read: boolean
-  /** The parser that made `email` (RECORD_VERSION): another one would make another record. */
+  /** The parser that made the record (RECORD_VERSION): another one would make another record. */
   parser: number
   /** Of the `.eml` it describes. */
   size: number
-  /** The record as intake made it, but for `read`. */
-  email: Omit<Email, 'read'>
+  summary: Omit<EmailSummary, 'read'>
+  cc: Address[]
+  envelope: Envelope
+  filenames: string[]
 }
+
+/** The second line: the fields of the record the head does not hold. */
+export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments'>
 
 const READ_FIELD = '{"read":'
 /** `true` padded to the width of `false`: JSON allows the space. */
 const readValue = (read: boolean) => (read ? 'true ' : 'false')
+const NEWLINE = 0x0a
+/** Enough for the head of most messages; a longer one (many recipients) is read whole. */
+const HEAD_CHUNK = 4096
+/** One buffer for every synchronous head read: they never overlap. */
+const headChunk = Buffer.allocUnsafe(HEAD_CHUNK)
 
 /**
  * Writes `<id>.json` by way of a temporary file, never partly under its
@@ -34,12 +48,15 @@ const readValue = (read: boolean) => (read ? 'true ' : 'false')
  */
 export async function writeMetaFile(dir: string, email: Email): Promise<void> {
   if (!isSafeId(email.id)) throw new Error(`Refusing to write a metadata file for the unsafe id ${JSON.stringify(email.id)}`)
-  const { read, ...rest } = email
-  const body = JSON.stringify({ parser: RECORD_VERSION, size: email.size, email: rest })
+  const { read, ...summary } = toSummary(email)
+  const { cc, envelope, date, text, html, headers, priority, attachments } = email
+  const head = JSON.stringify({ parser: RECORD_VERSION, size: email.size, summary, cc, envelope, filenames: attachmentNames(email) })
+  // JSON.stringify never writes a raw line break, so the first one ends the head.
+  const body = JSON.stringify({ date, text, html, headers, priority, attachments } satisfies MetaBody)
   const temp = join(dir, `.${email.id}.json.tmp`)
   try {
     // 'wx': never through a link someone put under the temporary name.
-    await writeFile(temp, `${READ_FIELD}${readValue(read)},${body.slice(1)}`, { flag: 'wx' })
+    await writeFile(temp, `${READ_FIELD}${readValue(read)},${head.slice(1)}\n${body}`, { flag: 'wx' })
     await rename(temp, metaFilePath(dir, email.id))
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {})
@@ -67,18 +84,77 @@ export async function writeMetaRead(dir: string, id: string, read: boolean): Pro
   }
 }
 
-/** The record `<id>.json` keeps for the `raw` bytes of `<id>.eml`; undefined when there is none to trust. */
-export async function readMetaFile(dir: string, id: string, raw: Buffer): Promise<Email | undefined> {
-  let meta: MailMeta
+/**
+ * The head of `<id>.json` when it describes an `.eml` of `size` bytes;
+ * undefined when there is none to trust. Synchronous and reading the first
+ * line only: restore runs it once per message before svc listens, where a
+ * thread-pool round trip per call, or the body, would cost more than the
+ * head itself.
+ */
+export function readMetaHeadSync(dir: string, id: string, size: number): MetaHead | undefined {
+  let line: string
   try {
-    meta = JSON.parse((await readRegularFile(metaFilePath(dir, id))).toString('utf8')) as MailMeta
+    const fd = openSync(metaFilePath(dir, id), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    try {
+      if (!fstatSync(fd).isFile()) return undefined
+      const read = readSync(fd, headChunk, 0, HEAD_CHUNK, 0)
+      let end = headChunk.subarray(0, read).indexOf(NEWLINE)
+      if (end >= 0) line = headChunk.toString('utf8', 0, end)
+      else if (read < HEAD_CHUNK) return undefined
+      else {
+        const whole = readFileSync(fd)
+        end = whole.indexOf(NEWLINE)
+        if (end < 0) return undefined
+        line = whole.toString('utf8', 0, end)
+      }
+    } finally {
+      closeSync(fd)
+    }
   } catch {
     return undefined
   }
-  const { read, parser, size, email } = meta ?? {}
-  if (parser !== RECORD_VERSION || size !== raw.length || typeof read !== 'boolean') return undefined
-  if (email?.id !== id || email.size !== raw.length || Number.isNaN(Date.parse(email.time)) || !Array.isArray(email.attachments)) return undefined
-  const { id: _, time, ...rest } = email
+  return trustedHead(line, id, size)
+}
+
+/**
+ * The record `<id>.json` keeps for an `.eml` of `size` bytes; undefined when
+ * there is none to trust (then the `.eml` is what to read).
+ */
+export async function readMetaRecord(dir: string, id: string, size: number): Promise<Email | undefined> {
+  let text: string
+  try {
+    text = (await readRegularFile(metaFilePath(dir, id))).toString('utf8')
+  } catch {
+    return undefined
+  }
+  const end = text.indexOf('\n')
+  const head = end < 0 ? undefined : trustedHead(text.slice(0, end), id, size)
+  if (!head) return undefined
+  let body: MetaBody
+  try {
+    body = JSON.parse(text.slice(end + 1)) as MetaBody
+  } catch {
+    return undefined
+  }
+  if (typeof body?.text !== 'string' || typeof body.html !== 'string' || !Array.isArray(body.attachments)) return undefined
+  const { time, subject, from, to, sizeHuman } = head.summary
+  const { date, text: plain, html, headers, priority, attachments } = body
   // The fields in the order parseEmail gives them.
-  return { id, time, read, ...rest }
+  return { id, time, read: head.read, subject, from, to, cc: head.cc, date, text: plain, html, headers, priority, attachments, envelope: head.envelope, size, sizeHuman }
+}
+
+/** The head line parsed, when it describes this `.eml`. */
+function trustedHead(line: string, id: string, size: number): MetaHead | undefined {
+  let head: MetaHead
+  try {
+    head = JSON.parse(line) as MetaHead
+  } catch {
+    return undefined
+  }
+  const { read, parser, summary } = head ?? {}
+  if (parser !== RECORD_VERSION || head.size !== size || typeof read !== 'boolean') return undefined
+  if (summary?.id !== id || summary.size !== size || Number.isNaN(Date.parse(summary.time))) return undefined
+  if (!Array.isArray(summary.from) || !Array.isArray(summary.to) || !Array.isArray(head.cc) || !Array.isArray(head.filenames)) return undefined
+  if (!Array.isArray(head.envelope?.to)) return undefined
+  return head
 }

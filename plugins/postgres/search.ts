@@ -1,5 +1,5 @@
 import type { Fragment, Sql } from 'postgres'
-import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc/kit'
+import { attachmentNames, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc/kit'
 import type { Address, Email } from 'svc/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */
@@ -21,7 +21,7 @@ export function searchColumns(email: Email): SearchColumns {
     to_text: [people(email.to), people(email.cc), email.envelope.to.map((entry) => entry.address).join('\n').toLowerCase()].join('\n'),
     cc_text: people(email.cc),
     subject_text: email.subject.toLowerCase(),
-    filename_text: email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName).join('\n').toLowerCase(),
+    filename_text: attachmentNames(email).join('\n').toLowerCase(),
   }
 }
 

@@ -25,6 +25,11 @@ export function toSummary(email: Email): EmailSummary {
   }
 }
 
+/** The name `filename:` searches of each attachment: its own, else the one svc generated. */
+export function attachmentNames(email: Pick<Email, 'attachments'>): string[] {
+  return email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName)
+}
+
 /**
  * The start of the text, whitespace collapsed. Only a prefix is collapsed,
  * widened until it yields enough: a long body costs no more than a short one.

@@ -4,7 +4,7 @@
  * words read the precomputed lower-case search text (after the store's own
  * prefilter, when it has one).
  */
-import { toSearchText, toSummary } from '../mail/format.js'
+import { attachmentNames, toSearchText, toSummary } from '../mail/format.js'
 import type { Address, Email, EmailSummary } from '../types.js'
 import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from './parse.js'
 
@@ -60,7 +60,7 @@ export function searchTarget(email: Email): SearchTarget {
     at: Date.parse(email.time) || 0,
     cc: email.cc,
     hidden: hiddenRecipients(email),
-    filenames: email.attachments.map((attachment) => attachment.filename || attachment.generatedFileName),
+    filenames: attachmentNames(email),
     search: toSearchText(email),
   }
 }

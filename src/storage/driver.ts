@@ -1,5 +1,5 @@
 import type { SearchQuery } from '../search/parse.js'
-import type { Email, EmailSummary, SummaryPage } from '../types.js'
+import type { Address, Email, EmailSummary, Envelope, SummaryPage } from '../types.js'
 
 export type SortOrder = 'asc' | 'desc'
 
@@ -31,6 +31,25 @@ export interface IncomingMail {
    * not come through a parser thread: the driver then does that work itself.
    */
   prepared?: unknown
+}
+
+/**
+ * A message kept outside the driver, which svc restores at start-up (the
+ * mail directory): what listings and search operators read, at once, and
+ * its content, read only when a request needs it. The driver may keep
+ * these objects as they are.
+ */
+export interface KeptMail {
+  /** The listing fields; `time` and `read` as they were kept. */
+  summary: EmailSummary
+  cc: Address[]
+  envelope: Envelope
+  /** Attachment file names, for `filename:` (`filename`, else `generatedFileName`). */
+  filenames: string[]
+  /** The full record; undefined when it can no longer be read. */
+  email(): Promise<Email | undefined>
+  /** The bytes as received; undefined when they can no longer be read. */
+  raw(): Promise<Buffer | undefined>
 }
 
 /** An attachment's bytes and type. */
@@ -76,6 +95,13 @@ export interface StorageDriver {
   init?(): Promise<void>
   /** Stores a new message; rejects when its id is stored already. Resolved = durable as far as the driver promises. */
   add(mail: IncomingMail): Promise<void>
+  /**
+   * Takes a kept message without reading its content, read from `mail` when
+   * a request needs it (a body, the raw bytes, a word searched for); rejects
+   * when its id is stored already. Without it, the kernel reads the content
+   * and calls `add`.
+   */
+  restore?(mail: KeptMail): Promise<void>
   has(id: string): Promise<boolean>
   summary(id: string): Promise<EmailSummary | undefined>
   /** The full record, with `read` as it is now. */

@@ -1,7 +1,7 @@
 import type { SvcHookable } from '../hooks.js'
 import { readAttachment } from '../mail/parse.js'
 import type { Attachment, Email, EmailSummary, SummaryPage } from '../types.js'
-import type { AttachmentContent, InboxCounts, IncomingMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
+import type { AttachmentContent, InboxCounts, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
 export class MailNotFoundError extends Error {
@@ -29,6 +29,8 @@ export interface MailStore {
   /** The driver underneath, for what only it knows (its name, its own extras). */
   readonly driver: StorageDriver
   add(mail: IncomingMail): Promise<void>
+  /** A kept message (see KeptMail), content unread when the driver can restore it so; no hook fires. */
+  restore(mail: KeptMail): Promise<void>
   has(id: string): Promise<boolean>
   summary(id: string): Promise<EmailSummary | undefined>
   get(id: string): Promise<Email | undefined>
@@ -68,6 +70,12 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
   const store: MailStore = {
     driver,
     add: (mail) => driver.add(mail),
+    async restore(mail) {
+      if (driver.restore) return driver.restore(mail)
+      const [email, raw] = await Promise.all([mail.email(), mail.raw()])
+      if (!email || !raw) throw new Error(`The content of kept email ${mail.summary.id} could not be read`)
+      await driver.add({ email: { ...email, read: mail.summary.read }, raw })
+    },
     has: (id) => driver.has(id),
     summary: (id) => driver.summary(id),
     get: (id) => driver.get(id),

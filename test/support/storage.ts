@@ -1,5 +1,6 @@
 import { createSvcHooks } from '../../src/hooks.js'
-import { formatSize } from '../../src/mail/format.js'
+import { attachmentNames, formatSize, toSummary } from '../../src/mail/format.js'
+import type { KeptMail } from '../../src/storage/driver.js'
 import { createMailStore, type MailStore } from '../../src/storage/store.js'
 import type { Email } from '../../src/types.js'
 import { memoryDriver } from '../../plugins/memory/index.js'
@@ -39,5 +40,29 @@ export function syntheticEmail(id: string, minutes: number, extra: Partial<Email
     size: 100,
     sizeHuman: formatSize(100),
     ...extra,
+  }
+}
+
+/** How often the content of a kept message was read. */
+export interface ContentReads {
+  email: number
+  raw: number
+}
+
+/** `email` as a kept message (what svc restores from a mail directory), counting the reads of its content into `reads`. */
+export function keptMail(email: Email, raw: Buffer, reads: ContentReads = { email: 0, raw: 0 }): KeptMail {
+  return {
+    summary: toSummary(structuredClone(email)),
+    cc: structuredClone(email.cc),
+    envelope: structuredClone(email.envelope),
+    filenames: attachmentNames(email),
+    async email() {
+      reads.email++
+      return structuredClone(email)
+    },
+    async raw() {
+      reads.raw++
+      return raw
+    },
   }
 }

@@ -1,7 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { defineOptions, definePlugin, type OptionValues } from 'svc/kit'
-import { createMcpServer } from './server.js'
-import { createMcpSessions } from './sessions.js'
 import { createStoreSource } from './store-source.js'
 
 const options = defineOptions({
@@ -30,7 +28,9 @@ export default definePlugin({
   name: 'mcp',
   options,
   enabled: (config) => config.mcp,
-  setup({ store, http, hooks, services }) {
+  async setup({ store, http, hooks, services }) {
+    // The MCP SDK only when the endpoint is on: it is a sixth of svc's start-up otherwise.
+    const [{ createMcpServer }, { createMcpSessions }] = await Promise.all([import('./server.js'), import('./sessions.js')])
     const source = createStoreSource({ store, services, hooks })
     const extensions: McpExtension[] = []
     services.mcp = { use: (extension) => void extensions.push(extension) }

@@ -65,10 +65,10 @@ export default definePlugin({
     return problems
   },
   enabled: (config) => Boolean(config.outgoingHost),
-  setup({ config, store, hooks, services, logger }) {
+  async setup({ config, store, hooks, services, logger }) {
     const { autoRelay } = config
     const rules = config.autoRelayRules ? loadRelayRules(config.autoRelayRules) : []
-    const outgoing = createOutgoing(config, store, logger)
+    const outgoing = await createOutgoing(config, store, logger)
     services.relay = config.autoRelayRules ? governedRelay(outgoing, rules) : outgoing.relay
 
     const inFlight = new Set<Promise<void>>()

@@ -1,5 +1,4 @@
 import type { ConsolaInstance } from 'consola'
-import nodemailer from 'nodemailer'
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js'
 import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc/kit'
 
@@ -31,7 +30,9 @@ export function recipientsOf(email: Email): string[] {
 }
 
 /** One pooled transport to the outgoing server, reused for every relay. */
-export function createOutgoing(config: OutgoingConfig, store: MailStore, logger: ConsolaInstance): Outgoing {
+export async function createOutgoing(config: OutgoingConfig, store: MailStore, logger: ConsolaInstance): Promise<Outgoing> {
+  // Loaded only when svc relays: most instances never do.
+  const { default: nodemailer } = await import('nodemailer')
   const server = `${config.outgoingHost}:${outgoingPort(config)}`
   const transport = nodemailer.createTransport({
     pool: true,

@@ -173,6 +173,22 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         await expect(store.requireAttachment('gone', 'report.csv')).rejects.toThrow('No email with id gone')
       })
 
+      it('reads the source once for several attachments of one email (an HTML body\'s inline images)', async () => {
+        const part = (name: string) =>
+          [`--b`, `Content-Type: image/png; name=${name}`, `Content-Disposition: inline; filename=${name}`, `Content-ID: <${name}>`, 'Content-Transfer-Encoding: base64', '', Buffer.from(name).toString('base64')].join('\r\n')
+        const raw = Buffer.from(
+          ['From: a@example.com', 'Subject: images', 'MIME-Version: 1.0', 'Content-Type: multipart/related; boundary=b', '', '--b', 'Content-Type: text/html', '', '<img src="cid:a.png">', part('a.png'), part('b.png'), part('c.png'), '--b--', ''].join('\r\n'),
+        )
+        const parsed = await parseEmail({ raw, envelope: email('x', 0).envelope, id: 'img', time: new Date('2024-02-01T00:00:00Z') })
+        await store.add({ email: parsed, raw })
+        let sourceReads = 0
+        const counting = createMailStore({ ...driver, raw: (id) => (sourceReads++, driver.raw(id)) }, createSvcHooks())
+        const found = await counting.attachments('img', ['c.png', 'nope.png', 'a.png', 'b.png'])
+        expect(found.map((entry) => entry?.content.toString())).toEqual(['c.png', undefined, 'a.png', 'b.png'])
+        expect(found[0]).toMatchObject({ contentType: 'image/png', attachment: { filename: 'c.png' } })
+        expect(sourceReads).toBeLessThanOrEqual(1)
+      })
+
       it('previews the start of the text with whitespace collapsed', async () => {
         await add(email('long', 0, { text: `  line one\n\n\tline two ${'x'.repeat(500)}` }))
         const preview = (await store.summary('long'))!.preview

@@ -28,9 +28,9 @@ async function inlineAttachments(store: MailStore, email: Email, html: string): 
   const inline = email.attachments.filter((attachment) => attachment.contentId && wanted.has(bareContentId(attachment.contentId)))
   if (inline.length === 0) return html
   const dataUris = new Map<string, string>()
-  for (const attachment of inline) {
-    const found = await store.attachment(email.id, attachment.generatedFileName)
-    if (found) dataUris.set(bareContentId(attachment.contentId), `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`)
+  for (const found of await store.attachments(email.id, inline.map((attachment) => attachment.generatedFileName))) {
+    if (!found) continue
+    dataUris.set(bareContentId(found.attachment.contentId), `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`)
   }
   return inlineContentIds(html, dataUris)
 }

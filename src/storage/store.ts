@@ -44,6 +44,8 @@ export interface MailStore {
    * email's own attachment list only, so no other name is ever read.
    */
   attachment(id: string, filename: string): Promise<FoundAttachment | undefined>
+  /** `attachment` for several names of one email, its record and source read once (an HTML body's inline images). */
+  attachments(id: string, filenames: string[]): Promise<Array<FoundAttachment | undefined>>
   /** `attachment`, throwing MailNotFoundError that names what is missing: the email or its attachment. */
   requireAttachment(id: string, filename: string): Promise<FoundAttachment>
   markRead(id: string): Promise<boolean>
@@ -94,14 +96,24 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       return email
     },
     raw: (id) => driver.raw(id),
-    async attachment(id, filename) {
+    attachment: async (id, filename) => (await store.attachments(id, [filename]))[0],
+    async attachments(id, filenames) {
       const email = await driver.get(id)
-      const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
-      if (!attachment) return undefined
-      const found = driver.attachment
-        ? await driver.attachment(id, attachment.generatedFileName)
-        : await driver.raw(id).then((raw) => raw && readAttachment(raw, attachment.generatedFileName, id))
-      return found && { ...found, attachment }
+      let raw: Promise<Buffer | undefined> | undefined
+      const found: Array<FoundAttachment | undefined> = []
+      for (const filename of filenames) {
+        const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
+        if (!attachment) {
+          found.push(undefined)
+          continue
+        }
+        const { generatedFileName } = attachment
+        const content = driver.attachment
+          ? await driver.attachment(id, generatedFileName)
+          : await (raw ??= driver.raw(id)).then((source) => source && readAttachment(source, generatedFileName, id))
+        found.push(content && { ...content, attachment })
+      }
+      return found
     },
     async requireAttachment(id, filename) {
       const found = await store.attachment(id, filename)

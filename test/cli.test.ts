@@ -112,6 +112,17 @@ describe('svc init', () => {
     expect(forced.code).toBe(0)
     expect(readFileSync(join(cwd, 'svc.config.ts'), 'utf8')).toContain('defineConfig')
   })
+
+  it('refuses a bad --cors or --allowed-hosts in every command, never writing a config svc would refuse', async () => {
+    const cwd = folder()
+    for (const command of [[], ['init'], ['healthcheck']]) {
+      const { code, stderr } = await runCli([...command, '--smtp', '0', '--web', '0', '--cors', 'localhost:3000', '--allowed-hosts', 'a b'], { cwd })
+      expect(code, command.join(' ')).toBe(2)
+      expect(stderr).toContain('--cors: "localhost:3000" is not an origin')
+      expect(stderr).toContain('--allowed-hosts: "a b" is not a host name')
+    }
+    expect(existsSync(join(cwd, 'svc.config.ts'))).toBe(false)
+  })
 })
 
 describe('user plugins', () => {

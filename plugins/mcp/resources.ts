@@ -7,7 +7,7 @@ import { inboxStats } from './queries.js'
 import { MailNotFoundError } from './source.js'
 
 /** The MCP error code for a resource that does not exist (specification, "Resources", error handling). */
-export const RESOURCE_NOT_FOUND = -32002
+const RESOURCE_NOT_FOUND = -32002
 
 /** How many messages `resources/list` names through the `svc://email/{id}` template. */
 export const LISTED_EMAILS = 50

@@ -33,7 +33,7 @@ const CONNECTION_CODES = new Set([
  * (connection exception), 57P01-57P03 (shutting down, starting up) and
  * 53300 (too many connections).
  */
-export function isConnectionError(error: unknown): boolean {
+function isConnectionError(error: unknown): boolean {
   const code = (error as { code?: unknown } | undefined)?.code
   if (typeof code !== 'string') return false
   return CONNECTION_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300'

@@ -1,5 +1,5 @@
 import { defineCommand, parseArgs, renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
-import { loadConfigFile, type ConfigFile } from '../config/load.js'
+import { configFromFile, loadConfigFile, type ConfigFile } from '../config/load.js'
 import { optionTable, type DeclaredOption } from '../config/options.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
 import { packageVersion } from '../paths.js'
@@ -47,10 +47,7 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
   } satisfies ArgsDef
 
   /** The configuration `svc` would run with, from the config file, the environment and the flags. */
-  const configOf = (args: Record<string, unknown>) => {
-    const stack = [layers.file(file.values, file.file ?? 'config'), layers.env(process.env), layers.flags(flagValues(args, table))]
-    return resolveConfig(stack, file.plugins, knownPlugins(file.plugins))
-  }
+  const configOf = (args: Record<string, unknown>) => configFromFile(file, { flags: flagValues(args, table) })
 
   const healthcheck = defineCommand({
     meta: {

@@ -61,7 +61,11 @@ export async function loadSvcConfig({ cwd = process.cwd(), configFile, env = pro
   config: SvcConfig
   configFile?: string
 }> {
-  const { values, plugins, file } = await loadConfigFile({ cwd, configFile })
-  const config = resolveConfig([layers.file(values, file ?? 'config'), layers.env(env), layers.flags(flags)], plugins, knownPlugins(plugins), cwd)
-  return { config, configFile: file }
+  const file = await loadConfigFile({ cwd, configFile })
+  return { config: configFromFile(file, { cwd, env, flags }), configFile: file.file }
+}
+
+/** The configuration from a config file already loaded, the environment and the flags (see loadSvcConfig). */
+export function configFromFile(file: ConfigFile, { cwd = process.cwd(), env = process.env, flags = {} }: Omit<LoadOptions, 'configFile'> = {}): SvcConfig {
+  return resolveConfig([layers.file(file.values, file.file ?? 'config'), layers.env(env), layers.flags(flags)], file.plugins, knownPlugins(file.plugins), cwd)
 }

@@ -4,6 +4,7 @@ import type { z } from 'zod'
 import { DURATION_FORMAT, parseDuration } from './duration.js'
 import type { SvcPlugin } from '../plugin.js'
 import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec, type ResolvedOptions } from './options.js'
+import { originProblems } from '../http/origin.js'
 
 /**
  * What a config file, `new Svc(options)` or `defineConfig` accepts: every
@@ -209,6 +210,7 @@ function kernelChecks(config: SvcConfig): string[] {
   if (config.webRequestTimeout && config.webHeadersTimeout > config.webRequestTimeout) {
     problems.push('--web-headers-timeout cannot be longer than --web-request-timeout')
   }
+  problems.push(...originProblems(config))
   return problems
 }
 

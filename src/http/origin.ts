@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http'
 import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { isCorsOriginAllowed, type CorsOptions } from 'h3'
-import { ConfigError } from '../config/resolve.js'
 import type { ResolvedOptions } from '../config/options.js'
 
 /** A request turned away, as the shell's guards answer it. */
@@ -74,19 +73,29 @@ function isLocalName(name: string, machine: string): boolean {
   return isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost') || !name.includes('.') || name === machine
 }
 
+/** A `--cors` entry as an origin (`*` aside); undefined when it is not one: a path, no scheme, `null`. */
+function listedOrigin(entry: string): string | undefined {
+  const origin = normalizeOrigin(entry)
+  return origin && origin !== 'null' && new URL(entry).pathname === '/' ? origin : undefined
+}
+
+const isAllHosts = (entry: string) => entry.toLowerCase() === 'all'
+
+/** What is wrong with `--cors` and `--allowed-hosts`, for the configuration's checks: every value is checked before svc starts. */
+export function originProblems(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts'>): string[] {
+  const problems = config.cors
+    .filter((entry) => entry !== '*' && !listedOrigin(entry))
+    .map((entry) => `--cors: ${JSON.stringify(entry)} is not an origin such as http://localhost:3000 (scheme, host and port, no path), nor '*'`)
+  const badHost = config.allowedHosts.find((entry) => !isAllHosts(entry) && !hostNameOf(entry.replace(/^\./, '')))
+  if (badHost !== undefined) problems.push(`--allowed-hosts: ${JSON.stringify(badHost)} is not a host name`)
+  return problems
+}
+
+/** The policy of checked options (see originProblems). */
 export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts' | 'https'>): OriginPolicy {
   const anyOrigin = config.cors.includes('*')
-  const origins: string[] = []
-  const problems: string[] = []
-  for (const entry of config.cors.filter((value) => value !== '*')) {
-    const origin = normalizeOrigin(entry)
-    if (origin && origin !== 'null' && new URL(entry).pathname === '/') origins.push(origin)
-    else problems.push(`--cors: ${JSON.stringify(entry)} is not an origin such as http://localhost:3000 (scheme, host and port, no path), nor '*'`)
-  }
-  const anyHost = config.allowedHosts.some((entry) => entry.toLowerCase() === 'all')
-  const badHost = config.allowedHosts.find((entry) => entry.toLowerCase() !== 'all' && !hostNameOf(entry.replace(/^\./, '')))
-  if (badHost !== undefined) problems.push(`--allowed-hosts: ${JSON.stringify(badHost)} is not a host name`)
-  if (problems.length > 0) throw new ConfigError(problems)
+  const origins = config.cors.map(listedOrigin).filter((origin) => origin !== undefined)
+  const anyHost = config.allowedHosts.some(isAllHosts)
 
   const corsOrigin: '*' | string[] = anyOrigin ? '*' : origins
   // Never with credentials: a listed page sends its Authorization header itself.

@@ -67,6 +67,7 @@ const MEASURES = [
   { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 500, better: 'lower' },
   { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
   { key: 'attachments', label: `${SIZE.attachments} attachments of one message, downloaded one by one`, unit: 'ms', better: 'lower', maildev: 540 },
+  { key: 'attachmentsRestored', label: 'The same after a restart (restored from --mail-directory)', unit: 'ms', better: 'lower' },
   ...postgresMeasures(SIZE),
 ]
 
@@ -276,19 +277,39 @@ async function largeMessage() {
   }
 }
 
-/** Every attachment of one message with many, fetched one after the other, as a test suite checking each would. */
+/**
+ * Every attachment of one message with many, fetched one after the other,
+ * as a test suite checking each would: as received, then after a restart on
+ * the mail directory (the message then read from its files).
+ */
 async function manyAttachments() {
-  const svc = await startSvc()
-  try {
-    const client = await connectSmtp(svc.smtpPort)
-    await client.send(buildManyAttachments(SIZE.attachments))
-    client.close()
-    const [{ id }] = (await svc.json('/api/email/summary?limit=1')).items
+  const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-'))
+  const downloadAll = async (svc, id) => {
     const started = performance.now()
     for (let i = 0; i < SIZE.attachments; i++) await timedRequest(`${svc.baseUrl}/api/email/${id}/attachment/scan-${i}.jpg`, { keep: false })
-    return { attachments: performance.now() - started }
+    return performance.now() - started
+  }
+  try {
+    const first = await startSvc(['--mail-directory', dir])
+    let id
+    let attachments
+    try {
+      const client = await connectSmtp(first.smtpPort)
+      await client.send(buildManyAttachments(SIZE.attachments))
+      client.close()
+      id = (await first.json('/api/email/summary?limit=1')).items[0].id
+      attachments = await downloadAll(first, id)
+    } finally {
+      await first.stop()
+    }
+    const again = await startSvc(['--mail-directory', dir])
+    try {
+      return { attachments, attachmentsRestored: await downloadAll(again, id) }
+    } finally {
+      await again.stop()
+    }
   } finally {
-    await svc.stop()
+    rmSync(dir, { recursive: true, force: true })
   }
 }
 

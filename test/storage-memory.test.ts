@@ -39,6 +39,22 @@ describe('the memory driver with restored mail', () => {
   })
 })
 
+describe('the memory driver with restored mail, reading', () => {
+  it('reads the source of the restored message last read once for several requests (its attachments one by one), and no longer once it is removed', async () => {
+    const store = memoryStore()
+    const reads = { email: 0, raw: 0 }
+    await store.restore(keptMail(syntheticEmail('a', 0), Buffer.from('source a'), reads))
+    await store.restore(keptMail(syntheticEmail('b', 1), Buffer.from('source b'), reads))
+    for (let i = 0; i < 3; i++) expect((await store.raw('a'))!.toString()).toBe('source a')
+    expect(reads.raw).toBe(1)
+    await store.raw('b')
+    await store.raw('a')
+    expect(reads.raw).toBe(3)
+    await store.remove('a')
+    expect(await store.raw('a')).toBeUndefined()
+  })
+})
+
 describe('formatSize', () => {
   it('writes sizes kilobyte style, megabytes from 1 MB', () => {
     expect(formatSize(0)).toBe('0.00 KB')

@@ -45,6 +45,9 @@ const unindexed = (entry: Entry) => entry.filter === ''
 /** Restored messages read at once while indexing them for a search. */
 const INDEX_BATCH = 16
 
+/** The largest source of a restored message kept after it was read (see `recentSource`). */
+const RECENT_SOURCE_MAX = 8 * 1024 * 1024
+
 /** The index of a restored message whose record could not be read: no text to find. */
 const NO_TEXT = { search: '', filter: trigramFilter('') }
 
@@ -103,6 +106,8 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   /** Restored entries not indexed yet, and the indexing under way. */
   let unindexedCount = 0
   let indexing: Promise<void> | undefined
+  /** The source last read of a restored message: its attachments are fetched one after another, each needing it. */
+  let recentSource: { entry: Entry; raw: Buffer } | undefined
 
   const compact = () => {
     if (tombstones === 0) return
@@ -191,6 +196,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
    */
   const release = (entry: Entry) => {
     if (unindexed(entry)) unindexedCount--
+    if (recentSource?.entry === entry) recentSource = undefined
     entry.removed = true
     entry.search = ''
     entry.filter = ''
@@ -257,7 +263,12 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     async raw(id) {
       const entry = byId.get(id)
       if (!entry) return undefined
-      if (entry.kept) return entry.kept.raw()
+      if (entry.kept) {
+        if (recentSource?.entry === entry) return recentSource.raw
+        const raw = await entry.kept.raw()
+        if (raw && raw.length <= RECENT_SOURCE_MAX && !entry.removed) recentSource = { entry, raw }
+        return raw
+      }
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
     async markRead(id) {

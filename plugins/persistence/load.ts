@@ -28,8 +28,9 @@ export type LoadedMail = { kept: KeptMail } | { parsed: IncomingMail }
  * time of receipt): one with a sidecar from the sidecar's head alone, the
  * others parsed, each handed to `add` in that order as soon as it and
  * those before it are ready, so a restore holds about CONCURRENCY parsed
- * messages at a time, however many there are. A file that cannot be read or is not
- * a message is logged and skipped. Resolves how many were handed over.
+ * messages at a time, however many there are. A file that cannot be read
+ * or is not a message is logged and skipped. Resolves how many were handed
+ * over.
  */
 export async function loadMailFiles(
   dir: string,

@@ -39,6 +39,27 @@ describe('the memory driver with restored mail', () => {
   })
 })
 
+describe('the memory driver with restored mail, searching', () => {
+  it('finds words while restored messages are removed, and in messages restored while the first search reads', async () => {
+    const store = memoryStore()
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    for (let i = 0; i < 40; i++) {
+      const kept = keptMail(syntheticEmail(`r${i}`, i, { text: i === 39 ? 'needle' : 'hay' }), Buffer.from(''))
+      const read = kept.email
+      // The first batch waits, so that removals and a restore land while the search reads.
+      kept.email = async () => (i < 16 ? held.then(read) : read())
+      await store.restore(kept)
+    }
+    const search = store.page({ search: 'needle' })
+    await store.remove('r30')
+    await store.remove('r39')
+    await store.restore(keptMail(syntheticEmail('late', 50, { text: 'needle' }), Buffer.from('')))
+    release()
+    expect((await search).items.map((item) => item.id)).toEqual(['late'])
+  })
+})
+
 describe('the memory driver with restored mail, reading', () => {
   it('reads the source of the restored message last read once for several requests (its attachments one by one), and no longer once it is removed', async () => {
     const store = memoryStore()

@@ -156,7 +156,8 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     (indexing ??= (async () => {
       const waiting = [...byId.values()].filter(unindexed)
       for (let start = 0; start < waiting.length; start += INDEX_BATCH) {
-        await Promise.all(waiting.slice(start, start + INDEX_BATCH).map(async (entry) => index(entry, await entry.kept!.email())))
+        // An entry removed since the list was taken has nothing left to read.
+        await Promise.all(waiting.slice(start, start + INDEX_BATCH).map(async (entry) => entry.kept && index(entry, await entry.kept.email())))
       }
     })().finally(() => (indexing = undefined)))
 
@@ -303,7 +304,8 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     },
     async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }) {
       const query = typeof search === 'string' ? parseSearch(search) : search
-      if (unindexedCount > 0 && query.terms.some((term) => term.kind === 'text')) await indexAll()
+      // Until none is left: messages restored while a run was under way are not in its list.
+      if (query.terms.some((term) => term.kind === 'text')) while (unindexedCount > 0) await indexAll()
       const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
       const items: EmailSummary[] = []
       let total: number

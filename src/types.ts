@@ -50,6 +50,9 @@ export interface Email {
   sizeHuman: string
 }
 
+/** What an Email holds beside its summary: the part a listing never reads. */
+export type EmailBody = Omit<Email, keyof EmailSummary>
+
 /** The bounded projection of an Email used by listings and live events. */
 export interface EmailSummary {
   id: string

@@ -6,6 +6,7 @@ import {
   parseSearch,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
+  toEmail,
   toSummary,
   type Address,
   type Email,
@@ -136,13 +137,8 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     }
   }
 
-  /** The full record, rebuilt from the summary and the packed body, fields in the order parseEmail gives them. */
-  const unpack = (entry: Entry): Email => {
-    const { body } = unpackBody(entry.packed, entry.search)
-    const { id, time, read, subject, from, to, size, sizeHuman } = entry.summary
-    const { cc, date, text, html, headers, priority, attachments } = body
-    return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope: entry.envelope, size, sizeHuman }
-  }
+  /** The full record, rebuilt from the summary and the packed body. */
+  const unpack = (entry: Entry): Email => toEmail(entry.summary, { ...unpackBody(entry.packed, entry.search).body, envelope: entry.envelope })
 
   /** Makes the search index of a restored entry from its record (none when it could not be read: empty text). */
   const index = (entry: Entry, email: Email | undefined) => {

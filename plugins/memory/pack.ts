@@ -1,8 +1,8 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import type { Email } from 'svc/kit'
+import type { Email, EmailBody } from 'svc/kit'
 
-/** The parts of an Email that listings and search never read: kept packed, unpacked on demand. */
-export type EmailBody = Pick<Email, 'cc' | 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments'>
+/** The parts of an Email that listings and search never read, but the envelope the store keeps apart: kept packed, unpacked on demand. */
+export type PackedBody = Omit<EmailBody, 'envelope'>
 
 /**
  * Level 1: most of the gain for a fraction of the time. The dictionary is the
@@ -49,7 +49,7 @@ export function packBody(email: Email, raw: Buffer, search: string): { packed: s
 }
 
 /** Reverses packBody; `search` must be the text it was packed against. `raw` is absent when it was too large to pack. */
-export function unpackBody(packed: string, search: string): { body: EmailBody; raw?: Buffer } {
+export function unpackBody(packed: string, search: string): { body: PackedBody; raw?: Buffer } {
   const bytes = inflateRawSync(Buffer.from(packed, 'latin1'), { dictionary: dictionaryOf(search) })
   let offset = 0
   const next = (): Buffer => {
@@ -57,7 +57,7 @@ export function unpackBody(packed: string, search: string): { body: EmailBody; r
     offset += 4 + length
     return bytes.subarray(offset - length, offset)
   }
-  const meta = JSON.parse(next().toString()) as Omit<EmailBody, 'text' | 'html'>
+  const meta = JSON.parse(next().toString()) as Omit<PackedBody, 'text' | 'html'>
   const text = next().toString()
   const html = next().toString()
   return { body: { ...meta, text, html }, raw: offset < bytes.length ? next() : undefined }

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { attachmentNames, RECORD_VERSION, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc/kit'
+import { attachmentNames, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc/kit'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**
@@ -137,10 +137,7 @@ export async function readMetaRecord(dir: string, id: string, size: number): Pro
     return undefined
   }
   if (typeof body?.text !== 'string' || typeof body.html !== 'string' || !Array.isArray(body.attachments)) return undefined
-  const { time, subject, from, to, sizeHuman } = head.summary
-  const { date, text: plain, html, headers, priority, attachments } = body
-  // The fields in the order parseEmail gives them.
-  return { id, time, read: head.read, subject, from, to, cc: head.cc, date, text: plain, html, headers, priority, attachments, envelope: head.envelope, size, sizeHuman }
+  return toEmail({ ...head.summary, read: head.read }, { ...body, cc: head.cc, envelope: head.envelope })
 }
 
 /** The head line parsed, when it describes this `.eml`. */

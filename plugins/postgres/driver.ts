@@ -4,9 +4,11 @@ import {
   defineStorageDriver,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
+  toEmail,
   toSearchText,
   toSummary,
   type Email,
+  type EmailBody,
   type EmailSummary,
   type SortOrder,
   type StorageChange,
@@ -34,8 +36,6 @@ interface Notice {
   ids: string[]
 }
 
-/** The body fields of an Email: what a listing never reads. */
-type Body = Pick<Email, 'cc' | 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'envelope'>
 type StoredSummary = Omit<EmailSummary, 'read'>
 
 interface SummaryRow {
@@ -49,12 +49,7 @@ function summaryOf({ summary, read }: SummaryRow): EmailSummary {
   return { id, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
 }
 
-/** The full record, fields in the order parseEmail gives them. */
-function emailOf(row: SummaryRow & { body: Body }): Email {
-  const { id, time, read, subject, from, to, size, sizeHuman } = summaryOf(row)
-  const { cc, date, text, html, headers, priority, attachments, envelope } = row.body
-  return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
-}
+const emailOf = (row: SummaryRow & { body: EmailBody }): Email => toEmail(summaryOf(row), row.body)
 
 const chunks = <T>(list: T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size))
 
@@ -157,7 +152,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const sort = order === 'desc' ? sql`received DESC, seq DESC` : order === 'asc' ? sql`received, seq` : sql`seq`
       const rows = await run(
         'list emails',
-        () => sql<Array<SummaryRow & { body: Body; received: number; seq: number }>>`
+        () => sql<Array<SummaryRow & { body: EmailBody; received: number; seq: number }>>`
           SELECT summary, read, body, received::float8 AS received, seq::float8 AS seq FROM svc_mail
           WHERE inbox = ${inbox} ${key} ORDER BY ${sort} LIMIT ${BATCH}`,
       )
@@ -180,7 +175,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     async add({ email, raw }) {
       const { read, ...summary } = toSummary(email)
       const { cc, date, text, html, headers, priority, attachments, envelope } = email
-      const body: Body = { cc, date, text, html, headers, priority, attachments, envelope }
+      const body: EmailBody = { cc, date, text, html, headers, priority, attachments, envelope }
       const received = Date.parse(email.time) || 0
       const columns = searchColumns(email)
       // Made once, not again on each retry of the statement.
@@ -217,7 +212,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       return row && summaryOf(row)
     },
     async get(id) {
-      const [row] = await run('read an email', () => sql<Array<SummaryRow & { body: Body }>>`SELECT summary, read, body FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const [row] = await run('read an email', () => sql<Array<SummaryRow & { body: EmailBody }>>`SELECT summary, read, body FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
       return row && emailOf(row)
     },
     async raw(id) {

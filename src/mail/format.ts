@@ -1,4 +1,4 @@
-import type { Email, EmailSummary } from '../types.js'
+import type { Email, EmailBody, EmailSummary } from '../types.js'
 
 const PREVIEW_LENGTH = 200
 
@@ -23,6 +23,13 @@ export function toSummary(email: Email): EmailSummary {
     attachmentCount: email.attachments.length,
     preview: previewOf(email.text),
   }
+}
+
+/** The full record from its summary and the rest, fields in the order parseEmail gives them. */
+export function toEmail(summary: EmailSummary, body: EmailBody): Email {
+  const { id, time, read, subject, from, to, size, sizeHuman } = summary
+  const { cc, date, text, html, headers, priority, attachments, envelope } = body
+  return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
 }
 
 /** The name `filename:` searches of each attachment: its own, else the one svc generated. */

@@ -6,8 +6,8 @@ import { Worker } from 'node:worker_threads'
 import { packageRoot } from '../paths.js'
 import type { IncomingMail } from '../storage/driver.js'
 import type { Email } from '../types.js'
-import { parseEmail, type ParseInput } from './parse.js'
-import { loadPreparer } from './preparer.js'
+import type { ParseInput } from './parse.js'
+import { parseAndPrepare } from './preparer.js'
 import type { ParseTask } from './worker.js'
 
 /**
@@ -140,9 +140,8 @@ export async function parseMail(input: ParseMailInput): Promise<IncomingMail> {
   if (parsingHere && workerFile) return parseOnWorker(input, prepare)
   parsingHere = true
   try {
-    const email = await parseEmail(input)
     // The driver's work too, while this thread counts as busy: the next message goes to a worker meanwhile.
-    return { email, raw: input.raw, prepared: prepare && (await loadPreparer(prepare))(email, input.raw) }
+    return { ...(await parseAndPrepare(input, prepare)), raw: input.raw }
   } finally {
     parsingHere = false
   }

@@ -1,5 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import type { Email } from '../types.js'
+import { parseEmail, type ParseInput } from './parse.js'
 
 /** A storage driver's per-message work (StorageDriver.prepare), run beside the parse. */
 export type Preparer = (email: Email, raw: Buffer) => unknown
@@ -14,4 +15,10 @@ export function loadPreparer(file: string): Promise<Preparer> {
     preparers.set(file, loading)
   }
   return loading
+}
+
+/** Parses a message and runs a driver's `prepare` module on the record, on the calling thread (this one or a worker). */
+export async function parseAndPrepare(input: ParseInput, prepare: string | undefined): Promise<{ email: Email; prepared?: unknown }> {
+  const email = await parseEmail(input)
+  return { email, prepared: prepare === undefined ? undefined : (await loadPreparer(prepare))(email, input.raw) }
 }

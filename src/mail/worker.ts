@@ -1,7 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import type { Email, Envelope } from '../types.js'
-import { parseEmail } from './parse.js'
-import { loadPreparer } from './preparer.js'
+import { parseAndPrepare } from './preparer.js'
 
 /** One message to parse, as the pool posts it: the raw bytes are transferred, not copied. */
 export interface ParseTask {
@@ -20,8 +19,7 @@ Error.stackTraceLimit = 0
 
 async function run({ raw, envelope, id, time, prepare }: ParseTask): Promise<{ email: Email; prepared?: unknown }> {
   const bytes = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
-  const email = await parseEmail({ raw: bytes, envelope, id, time: time === undefined ? undefined : new Date(time) })
-  return { email, prepared: prepare === undefined ? undefined : (await loadPreparer(prepare))(email, bytes) }
+  return parseAndPrepare({ raw: bytes, envelope, id, time: time === undefined ? undefined : new Date(time) }, prepare)
 }
 
 parentPort!.on('message', (task: ParseTask) => {

@@ -5,13 +5,13 @@ import type { AddressInfo, Server } from 'node:net'
  * (`SMTP port 1025 is already in use`), which the CLI prints as it is.
  * Resolves the port in use (the system's choice when `port` is 0).
  */
-export function listenOn(server: Server, port: number, host: string, label: string, listen = (done: () => void) => server.listen(port, host, done)): Promise<number> {
+export function listenOn(server: Server, port: number, host: string, label: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const fail = (error: NodeJS.ErrnoException) => {
       reject(error.code === 'EADDRINUSE' ? new Error(`${label} port ${port} is already in use`) : error)
     }
     server.once('error', fail)
-    listen(() => {
+    server.listen(port, host, () => {
       server.off('error', fail)
       resolve((server.address() as AddressInfo).port)
     })

@@ -102,7 +102,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   }
 
   listen(): Promise<number> {
-    return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP', (done) => this.server.listen(this.config.smtp, this.config.ip, done))
+    // smtp-server's listen() is its net.Server's.
+    return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP')
   }
 
   /** Stops accepting, lets transactions in flight finish, drops idle clients. */

@@ -89,12 +89,9 @@ export interface ConnectOptions {
  */
 export async function createTestInbox(options: SvcOptions = {}): Promise<TestInbox> {
   const svc = new Svc({ smtp: 0, web: 0, ip: '127.0.0.1', webIp: '127.0.0.1', silent: true, ...options })
-  await svc.start()
   const { config } = svc
-  if (config.disableWeb) {
-    await svc.stop()
-    throw new Error('createTestInbox needs the web server: its methods use the REST API (leave disableWeb off)')
-  }
+  if (config.disableWeb) throw new Error('createTestInbox needs the web server: its methods use the REST API (leave disableWeb off)')
+  await svc.start()
   const url = new URL(svc.http.url)
   url.host = hostPort(localAddresses(config.webIp)[0]!, Number(url.port))
   const inbox = connectInbox(url.href, { apiKey: config.apiKey, webUser: config.webUser, webPass: config.webPass })

@@ -8,6 +8,7 @@ import type { SvcConfig } from './config/resolve.js'
 import { createOriginPolicy } from './http/origin.js'
 import { listenOn } from './listen.js'
 import { StorageUnavailableError } from './storage/driver.js'
+import { MailNotFoundError } from './storage/store.js'
 
 /** Why a guard turned a request away. */
 export interface GuardRejection {
@@ -91,11 +92,13 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
         logger.warn(`${event.req.method} ${event.url.pathname}: ${unavailable.message}`)
         return Response.json({ error: unavailable.message }, { status: 503, headers: { 'retry-after': '1' } })
       }
-      const status = error.status ?? 500
+      // An id (or attachment) that is not stored, whichever route looked it up.
+      const missing = [error, error.cause].find((cause) => cause instanceof MailNotFoundError)
+      const status = missing ? 404 : (error.status ?? 500)
       if (status >= 500 && !(error instanceof HTTPError && error.unhandled === false)) {
         logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)
       }
-      const message = status >= 500 && error.unhandled ? 'Internal server error' : error.message
+      const message = missing ? missing.message : status >= 500 && error.unhandled ? 'Internal server error' : error.message
       // Keep the CORS headers middleware already set, so cross-origin callers can read errors too.
       const headers = new Headers(error.headers)
       event.res.headers.forEach((value, key) => key.startsWith('access-control-') && headers.set(key, value))

@@ -2,7 +2,6 @@ import { HTTPError, type H3 } from 'h3'
 import { z } from 'zod'
 import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc/kit'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
-import { orNotFound } from './lookup.js'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import { defineApiRoute } from './route.js'
@@ -44,7 +43,7 @@ const relayParams = idParams.extend({
 })
 
 async function relay(store: MailStore, services: Partial<SvcServices>, id: string, relayTo?: string): Promise<true> {
-  const email = await orNotFound(store.require(id))
+  const email = await store.require(id)
   const send = services.relay ?? fail(400, 'Relay is not configured: start svc with --outgoing-host')
   try {
     await send(email, relayTo ? [relayTo] : undefined)
@@ -67,7 +66,6 @@ const relayErrors = {
 export function registerEmailRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
   /** The raw source of the route's email, or a 404. */
   const requireRaw = async (id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
-  const requireEmail = (id: string) => orNotFound(store.require(id))
 
   defineApiRoute(app, {
     method: 'GET',
@@ -97,7 +95,7 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     ok: { description: 'The HTML, served with a Content-Security-Policy that runs no script', contentType: 'text/html', schema: z.string() },
     errors: { 404: 'No email with this id, or it has no HTML body' },
     handler: async (_event, { params: { id } }) => {
-      const email = await requireEmail(id)
+      const email = await store.require(id)
       if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
       const html = await inlineAttachments(store, email, toSafeHtml(email.html))
       return new Response(html, {
@@ -115,7 +113,7 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     params: idParams,
     ok: { description: 'The links, in order of appearance', schema: linksSchema },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => extractLinks(await requireEmail(id)),
+    handler: async (_event, { params: { id } }) => extractLinks(await store.require(id)),
   })
 
   defineApiRoute(app, {
@@ -158,7 +156,7 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     errors: { 404: 'No email with this id, or no attachment of that name' },
     handler: async (_event, { params: { id, filename } }) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
-      const found = await orNotFound(store.requireAttachment(id, filename))
+      const found = await store.requireAttachment(id, filename)
       const served = servedType(found.contentType)
       return new Response(new Uint8Array(found.content), {
         headers: {

@@ -37,5 +37,6 @@ export { parseSearch, formatSearch, parseSearchDate, parseSearchSize, type Searc
 export { filterSearch, type SearchFilter } from './search/filter.js'
 export { compileSearch, hiddenRecipients, matchesSearch, searchTarget, type CompileSearchOptions, type SearchMatcher, type SearchTarget } from './search/match.js'
 export { packageRoot, packageVersion } from './paths.js'
+export { coalesced } from './coalesce.js'
 export { createLoginThrottle, safeEqual, type LoginThrottle, type LoginThrottleOptions } from './login.js'
 export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, Envelope, SummaryPage } from './types.js'

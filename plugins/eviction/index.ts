@@ -1,4 +1,4 @@
-import { defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc/kit'
+import { coalesced, defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc/kit'
 
 const options = defineOptions({
   maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
@@ -10,10 +10,10 @@ declare module 'svc' {
 
 /**
  * Removes the oldest messages (by time of receipt) while the store holds
- * more than `cap`, through `store.remove`, the single removal path. Several
- * trims may run at once (messages arriving together): each asks the driver
- * again until the count is within the cap, so none stops short when another
- * took the same id first. Resolves how many this call removed.
+ * more than `cap`, through `store.remove`, the single removal path. An id
+ * may be gone before its turn (deleted by hand, by retention): each pass
+ * asks the driver again until the count is within the cap, so a trim never
+ * stops short. Resolves how many this call removed.
  */
 async function trim(store: MailStore, cap: number): Promise<number> {
   let evicted = 0
@@ -41,26 +41,7 @@ export default definePlugin({
     // One trim at a time in this process, and with a shared storage one in the whole inbox (an advisory
     // lock across instances), so no two race for the same oldest messages. Arrivals during a trim share
     // the one queued after it, which starts after their commits and so counts them.
-    const trimOnce = () => store.exclusive('eviction', () => trim(store, cap))
-    let running: Promise<number> | undefined
-    let queued: Promise<number> | undefined
-    const start = (): Promise<number> => {
-      const run = trimOnce().finally(() => {
-        if (running === run) running = undefined
-      })
-      running = run
-      return run
-    }
-    const serialTrim = (): Promise<number> => {
-      if (queued) return queued
-      if (!running) return start()
-      const next = running.catch(() => 0).then(() => {
-        queued = undefined
-        return start()
-      })
-      queued = next
-      return next
-    }
+    const serialTrim = coalesced(() => store.exclusive('eviction', () => trim(store, cap)))
     const unhooks = [
       // Once every plugin is set up, whichever restored a backlog.
       hooks.hook('server:ready', async () => {

@@ -1,6 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { coalesced } from 'svc/kit'
 
 /**
  * An id that can name a file and nothing else: no dots, no separators.
@@ -89,8 +90,8 @@ export async function writeMailFile(dir: string, id: string, raw: Buffer, time: 
   await syncDirectoryShared(dir)
 }
 
-/** Per directory: the sync running now, and the one that will start after it. */
-const directorySyncs = new Map<string, { running?: Promise<void>; next?: Promise<void> }>()
+/** Per directory, its syncs coalesced. */
+const directorySyncs = new Map<string, () => Promise<void>>()
 
 /**
  * Group commit: one directory sync covers every rename made before it
@@ -99,23 +100,9 @@ const directorySyncs = new Map<string, { running?: Promise<void>; next?: Promise
  * after its rename.
  */
 function syncDirectoryShared(dir: string): Promise<void> {
-  let state = directorySyncs.get(dir)
-  if (!state) directorySyncs.set(dir, (state = {}))
-  const start = (): Promise<void> => {
-    const run = syncDirectory(dir).finally(() => {
-      if (state.running === run) state.running = undefined
-    })
-    state.running = run
-    return run
-  }
-  if (!state.running) return start()
-  state.next ??= state.running
-    .catch(() => {})
-    .then(() => {
-      state.next = undefined
-      return start()
-    })
-  return state.next
+  let sync = directorySyncs.get(dir)
+  if (!sync) directorySyncs.set(dir, (sync = coalesced(() => syncDirectory(dir))))
+  return sync()
 }
 
 /** Removes `<id>.eml`, its sidecar `<id>.json` and the 2.x attachment folder `<id>/`; absent files are fine. */

@@ -5,9 +5,9 @@ export default defineConfig({
   // Examples and templates import the package by name, as users do.
   resolve: {
     alias: [
-      { find: /^svc$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      { find: /^svc\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
-      { find: /^svc\/testing$/, replacement: fileURLToPath(new URL('./src/testing.ts', import.meta.url)) },
+      { find: /^svc-mail$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+      { find: /^svc-mail\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
+      { find: /^svc-mail\/testing$/, replacement: fileURLToPath(new URL('./src/testing.ts', import.meta.url)) },
     ],
   },
   test: {

@@ -1,4 +1,4 @@
-import type { SvcPlugin } from 'svc/kit'
+import type { SvcPlugin } from 'svc-mail/kit'
 import api from './api/index.js'
 import auth from './auth/index.js'
 import eviction from './eviction/index.js'

@@ -37,7 +37,7 @@ export interface MailArrival {
 /**
  * The kernel's hooks: one bus for the whole life of a message. Handlers run
  * one after another, awaited, in the order they were registered. Plugins add
- * their own by augmentation: `declare module 'svc' { interface SvcHooks { ... } }`.
+ * their own by augmentation: `declare module 'svc-mail' { interface SvcHooks { ... } }`.
  */
 export interface SvcHooks {
   /**

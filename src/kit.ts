@@ -1,5 +1,5 @@
 /**
- * `svc/kit`: what a plugin or a storage driver is written with, built-ins
+ * `svc-mail/kit`: what a plugin or a storage driver is written with, built-ins
  * and users' alike. It never loads the server itself, so a plugin that
  * svc loads can import it without a cycle.
  */

@@ -18,5 +18,5 @@ export const packageVersion: string = (JSON.parse(readFileSync(join(packageRoot,
 /** A sibling module of this one's own kind of file, so that aliases point at source under tests and at dist when built. */
 const sibling = (name: string) => fileURLToPath(new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url))
 
-/** The entry points `svc` and `svc/kit`, for config files loaded from any folder. */
-export const selfEntries: Record<string, string> = { 'svc/kit': sibling('kit'), svc: sibling('index') }
+/** The entry points `svc-mail` and `svc-mail/kit`, for config files loaded from any folder. */
+export const selfEntries: Record<string, string> = { 'svc-mail/kit': sibling('kit'), 'svc-mail': sibling('index') }

@@ -10,7 +10,7 @@ import type { MailStore } from './storage/store.js'
 /**
  * Capabilities one plugin offers the others, looked up by name so that no
  * plugin imports another. Empty in the kernel: each plugin declares what it
- * provides beside its code, `declare module 'svc' { interface SvcServices { ... } }`,
+ * provides beside its code, `declare module 'svc-mail' { interface SvcServices { ... } }`,
  * and sets it in `setup`.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -37,7 +37,7 @@ export interface SvcPlugin {
    * The plugin's options, each with its type, default, flag, variable and
    * help line: merged with the kernel's into `--help`, validation,
    * `/api/config` and docs. Declare their types beside them, as
-   * `declare module 'svc' { interface SvcOptions extends Partial<OptionValues<typeof options>> {} }`.
+   * `declare module 'svc-mail' { interface SvcOptions extends Partial<OptionValues<typeof options>> {} }`.
    */
   options?: Record<string, OptionSpec>
   /** Problems with this plugin's options taken together, one line each (see `needTogether`); start-up stops on them. */

@@ -1,5 +1,5 @@
 /**
- * `svc/testing`: one-line set-up for test suites. `createTestInbox()` starts
+ * `svc-mail/testing`: one-line set-up for test suites. `createTestInbox()` starts
  * svc in this process on free loopback ports; `connectInbox(url)` talks to
  * one already running. Both give the same methods, spoken over the REST API,
  * so a suite behaves the same against either.

@@ -1,4 +1,4 @@
-import { defineConfig, definePlugin } from 'svc'
+import { defineConfig, definePlugin } from 'svc-mail'
 
 // svc configuration. Precedence: command-line flag > SVC_* variable > this file > default.
 // Run it with: npx svc --config svc.config.ts

@@ -133,7 +133,7 @@ describe('user plugins', () => {
     writeFileSync(
       join(cwd, 'svc.config.ts'),
       `import { appendFileSync } from 'node:fs'
-import { defineConfig, definePlugin } from 'svc'
+import { defineConfig, definePlugin } from 'svc-mail'
 
 export default defineConfig({
   smtp: ${smtp},

@@ -35,7 +35,7 @@ describe('precedence: flag > environment > file > default', () => {
     const cwd = folder()
     writeFileSync(
       join(cwd, 'custom.config.ts'),
-      `import { defineConfig } from 'svc'\nconst port: number = 2626\nexport default defineConfig({ smtp: port, mcp: true })\n`,
+      `import { defineConfig } from 'svc-mail'\nconst port: number = 2626\nexport default defineConfig({ smtp: port, mcp: true })\n`,
     )
     const { config } = await loadSvcConfig({ cwd, env: {}, configFile: 'custom.config.ts' })
     expect(config.smtp).toBe(2626)

@@ -36,8 +36,8 @@ describe('built-in plugins are written as a user would write them', () => {
       for (const match of readFileSync(file, 'utf8').matchAll(IMPORT)) {
         const specifier = match[1] ?? match[2] ?? match[3]!
         if (!specifier.startsWith('.')) {
-          if (specifier === 'svc' || specifier.startsWith('svc/')) {
-            if (specifier !== 'svc/kit') wrong.push(`${relative(root, file)}: ${specifier} (built-ins use svc/kit, which never loads the server)`)
+          if (specifier === 'svc-mail' || specifier.startsWith('svc-mail/')) {
+            if (specifier !== 'svc-mail/kit') wrong.push(`${relative(root, file)}: ${specifier} (built-ins use svc/kit, which never loads the server)`)
           }
           continue
         }
@@ -164,7 +164,7 @@ describe('a user plugin in svc.config.ts, from the command line (after npm run b
     const example = join(root, 'docs/examples/keyword-alerts.ts')
     writeFileSync(
       join(dir, 'svc.config.ts'),
-      `import { defineConfig } from 'svc'\nimport keywordAlerts from ${JSON.stringify(example)}\n\nexport default defineConfig({ plugins: [keywordAlerts] })\n`,
+      `import { defineConfig } from 'svc-mail'\nimport keywordAlerts from ${JSON.stringify(example)}\n\nexport default defineConfig({ plugins: [keywordAlerts] })\n`,
     )
     return dir
   }

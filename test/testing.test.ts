@@ -6,7 +6,7 @@ import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import nodemailer from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer/index.js'
-import { connectInbox, createTestInbox, type TestInbox } from 'svc/testing'
+import { connectInbox, createTestInbox, type TestInbox } from 'svc-mail/testing'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { closedIpv6Port } from './support/cli.js'
 
@@ -191,7 +191,7 @@ describe('the examples of docs/testing.md', () => {
     for (const name of examples) expect(doc, name).toContain(source(name).trim())
   })
 
-  it('plain node: node --test passes, importing svc/testing from the built package', async () => {
+  it('plain node: node --test passes, importing svc-mail/testing from the built package', async () => {
     const { code, output } = await run(process.execPath, ['--test', 'docs/examples/testing/signup.node.mjs'])
     expect(output).toMatch(/# pass 1/)
     expect(code, output).toBe(0)

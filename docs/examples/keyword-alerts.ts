@@ -1,4 +1,4 @@
-import { defineOptions, definePlugin, type OptionValues } from 'svc/kit'
+import { defineOptions, definePlugin, type OptionValues } from 'svc-mail/kit'
 
 /** A caught message whose subject holds one of the words of `--alert-words`. */
 export interface Alert {
@@ -19,7 +19,7 @@ const options = defineOptions({
 })
 
 // Types for what this plugin adds: its options in svc.config.ts and `config`, and a hook of its own.
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
   interface SvcHooks {
     'alert:raised': (alert: Alert) => void | Promise<void>

@@ -9,7 +9,7 @@ import {
   type Email,
   type SortOrder,
   type StorageDriver,
-} from 'svc/kit'
+} from 'svc-mail/kit'
 
 /** Every message whole in a Map: the storage contract in its plainest form, to start a driver from. */
 export const mapDriver = defineStorageDriver((): StorageDriver => {

@@ -1,4 +1,4 @@
-import { definePlugin } from 'svc/kit'
+import { definePlugin } from 'svc-mail/kit'
 
 /** Counts caught mail per sender and serves the counts at GET /api/sender-stats. */
 export default definePlugin({

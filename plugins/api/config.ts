@@ -1,4 +1,4 @@
-import { packageVersion, type SvcConfig } from 'svc/kit'
+import { packageVersion, type SvcConfig } from 'svc-mail/kit'
 
 /** Where svc really listens, which differs from the configuration when a port was 0. */
 export interface ListeningPorts {

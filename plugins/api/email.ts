@@ -1,6 +1,6 @@
 import { HTTPError, type H3 } from 'h3'
 import { z } from 'zod'
-import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc/kit'
+import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
 import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'

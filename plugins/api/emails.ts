@@ -1,7 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
 import type { H3 } from 'h3'
 import { z } from 'zod'
-import type { BulkDeleteResult, Email, MailStore, SvcServices } from 'svc/kit'
+import type { BulkDeleteResult, Email, MailStore, SvcServices } from 'svc-mail/kit'
 import { matchesFilters, type FieldFilters } from './filter.js'
 import { fail, filteredListQuery, listQuery, summaryQuery, waitQuery } from './query.js'
 import { defineApiRoute } from './route.js'

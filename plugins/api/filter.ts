@@ -1,4 +1,4 @@
-import type { Email } from 'svc/kit'
+import type { Email } from 'svc-mail/kit'
 
 /** `from.address=x` style filters of `GET /api/email`: field path to the wanted values. */
 export type FieldFilters = Record<string, string | string[]>

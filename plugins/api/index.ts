@@ -1,4 +1,4 @@
-import { definePlugin } from 'svc/kit'
+import { definePlugin } from 'svc-mail/kit'
 import { z } from 'zod'
 import { publicConfig } from './config.js'
 import { registerEmailRoutes } from './email.js'

@@ -1,6 +1,6 @@
 import type { H3, H3Route } from 'h3'
 import { z } from 'zod'
-import { packageVersion } from 'svc/kit'
+import { packageVersion } from 'svc-mail/kit'
 import type { ApiRouteMeta } from './route.js'
 import { errorSchema } from './schemas.js'
 

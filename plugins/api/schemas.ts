@@ -4,7 +4,7 @@
  * so a field added to the record and forgotten here fails the typecheck.
  */
 import { z } from 'zod'
-import type { Attachment, BulkDeleteResult, Email, EmailSummary, MailLink, SummaryPage } from 'svc/kit'
+import type { Attachment, BulkDeleteResult, Email, EmailSummary, MailLink, SummaryPage } from 'svc-mail/kit'
 
 const address = z.object({ address: z.string(), name: z.string().optional().meta({ description: 'Display name' }) }).meta({ id: 'Address' })
 

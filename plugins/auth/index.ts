@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { createLoginThrottle, defineOptions, definePlugin, needTogether, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc/kit'
+import { createLoginThrottle, defineOptions, definePlugin, needTogether, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc-mail/kit'
 import { parseAuthorization, type Credentials } from './credentials.js'
 
 const options = defineOptions({
@@ -8,7 +8,7 @@ const options = defineOptions({
   apiKey: { type: 'string', default: '', env: 'SVC_API_KEY', secret: true, description: 'Accept "Authorization: Bearer <key>" on every web route' },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
 }
 

@@ -1,10 +1,10 @@
-import { coalesced, defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc/kit'
+import { coalesced, defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc-mail/kit'
 
 const options = defineOptions({
   maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
 }
 

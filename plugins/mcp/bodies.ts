@@ -1,4 +1,4 @@
-import type { Email } from 'svc/kit'
+import type { Email } from 'svc-mail/kit'
 
 /** Characters of each body (`text`, `html`) a result holds unless asked for more, and the most it may ask for. */
 export const BODY_LENGTH_DEFAULT = 20_000

@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { defineOptions, definePlugin, type OptionValues } from 'svc/kit'
+import { defineOptions, definePlugin, type OptionValues } from 'svc-mail/kit'
 import { createStoreSource } from './store-source.js'
 
 const options = defineOptions({
@@ -9,7 +9,7 @@ const options = defineOptions({
 /** Adds tools, resources or prompts to an MCP server: runs on each one, as every session gets its own. */
 export type McpExtension = (server: McpServer) => void
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
   interface SvcServices {
     /** The `/mcp` endpoint, open to other plugins: `services.mcp.use((server) => server.registerTool(...))`. */

@@ -1,4 +1,4 @@
-import { filterSearch, type Email, type EmailSummary, type SearchFilter } from 'svc/kit'
+import { filterSearch, type Email, type EmailSummary, type SearchFilter } from 'svc-mail/kit'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 /** What `svc_search_emails` filters on; every field narrows the result. */

@@ -1,6 +1,6 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { McpError, type ReadResourceResult } from '@modelcontextprotocol/sdk/types.js'
-import { SUMMARY_LIMIT_MAX } from 'svc/kit'
+import { SUMMARY_LIMIT_MAX } from 'svc-mail/kit'
 import { BODY_LENGTH_DEFAULT, boundBodies } from './bodies.js'
 import { withLink, type McpContext } from './context.js'
 import { inboxStats } from './queries.js'

@@ -1,4 +1,4 @@
-import { formatSearch, type Email, type MailLink, type SummaryPage } from 'svc/kit'
+import { formatSearch, type Email, type MailLink, type SummaryPage } from 'svc-mail/kit'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 export interface RestSourceOptions {

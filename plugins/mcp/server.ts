@@ -1,5 +1,5 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { packageVersion } from 'svc/kit'
+import { packageVersion } from 'svc-mail/kit'
 import type { McpContext } from './context.js'
 import { registerPrompts } from './prompts.js'
 import { registerResources } from './resources.js'

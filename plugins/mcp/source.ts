@@ -1,7 +1,7 @@
-import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc/kit'
+import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc-mail/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
-export { MailNotFoundError } from 'svc/kit'
+export { MailNotFoundError } from 'svc-mail/kit'
 
 /** What `wait` looks for, as `GET /api/email/wait` takes it. */
 export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>

@@ -6,7 +6,7 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
-import { packageVersion, unknownFlags } from 'svc/kit'
+import { packageVersion, unknownFlags } from 'svc-mail/kit'
 import { createRestSource, splitCredentials } from './rest-source.js'
 import { createMcpServer } from './server.js'
 

@@ -1,4 +1,4 @@
-import { extractLinks, noEmailWithId, type SvcContext } from 'svc/kit'
+import { extractLinks, noEmailWithId, type SvcContext } from 'svc-mail/kit'
 import type { MailSource } from './source.js'
 
 /** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */

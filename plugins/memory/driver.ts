@@ -15,7 +15,7 @@ import {
   type SearchTarget,
   type SortOrder,
   type StorageDriver,
-} from 'svc/kit'
+} from 'svc-mail/kit'
 import { mayContain, needleBits, trigramFilter } from './filter.js'
 import { unpackBody } from './pack.js'
 import { prepare, searchIndex, type PackedMail } from './prepare.js'

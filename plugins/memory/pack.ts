@@ -1,5 +1,5 @@
 import { deflateRawSync, inflateRawSync } from 'node:zlib'
-import type { Email, EmailBody } from 'svc/kit'
+import type { Email, EmailBody } from 'svc-mail/kit'
 
 /** The parts of an Email that listings and search never read, but the envelope the store keeps apart: kept packed, unpacked on demand. */
 export type PackedBody = Omit<EmailBody, 'envelope'>

@@ -1,4 +1,4 @@
-import { toSearchText, type Email } from 'svc/kit'
+import { toSearchText, type Email } from 'svc-mail/kit'
 import { trigramFilter } from './filter.js'
 import { packBody } from './pack.js'
 

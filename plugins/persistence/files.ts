@@ -1,7 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
-import { coalesced } from 'svc/kit'
+import { coalesced } from 'svc-mail/kit'
 
 /**
  * An id that can name a file and nothing else: no dots, no separators.

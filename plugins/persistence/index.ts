@@ -1,7 +1,7 @@
 import { access, constants, mkdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ConsolaInstance } from 'consola'
-import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc/kit'
+import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc-mail/kit'
 import { metaFilePath, removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
 import { loadedId, loadMailFiles, type LoadedMail } from './load.js'
 import { writeMetaFile, writeMetaRead } from './meta.js'
@@ -139,7 +139,7 @@ export default definePlugin({
   },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
   interface SvcServices {
     /** Loads mail files added to the mail directory while running; resolves how many were loaded. */

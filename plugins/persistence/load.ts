@@ -1,6 +1,6 @@
 import { lstatSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
-import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc/kit'
+import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc-mail/kit'
 import { mailFilePath, readRegularFile } from './files.js'
 import { readMetaHeadSync, readMetaRecord, type MetaHead } from './meta.js'
 

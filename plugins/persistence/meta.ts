@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { attachmentNames, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc/kit'
+import { attachmentNames, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc-mail/kit'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**

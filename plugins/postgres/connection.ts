@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
-import { StorageUnavailableError } from 'svc/kit'
+import { StorageUnavailableError } from 'svc-mail/kit'
 
 /** `host:port/database` of a PostgreSQL URL, for messages: never the user's password. */
 export function describeServer(url: string): string {

@@ -13,7 +13,7 @@ import {
   type SortOrder,
   type StorageChange,
   type StorageDriver,
-} from 'svc/kit'
+} from 'svc-mail/kit'
 import { createRunner, describeServer } from './connection.js'
 import { migrate } from './schema.js'
 import { searchColumns, searchConditions } from './search.js'

@@ -1,4 +1,4 @@
-import { definePlugin, storageScheme } from 'svc/kit'
+import { definePlugin, storageScheme } from 'svc-mail/kit'
 import { describeServer } from './connection.js'
 import { postgresDriver } from './driver.js'
 

@@ -1,6 +1,6 @@
 import type { Fragment, Sql } from 'postgres'
-import { attachmentNames, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc/kit'
-import type { Address, Email } from 'svc/kit'
+import { attachmentNames, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
+import type { Address, Email } from 'svc-mail/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */
 export interface SearchColumns {

@@ -1,5 +1,5 @@
 import { HTTPError } from 'h3'
-import { defineOptions, definePlugin, needTogether, type OptionValues, type RelayService } from 'svc/kit'
+import { defineOptions, definePlugin, needTogether, type OptionValues, type RelayService } from 'svc-mail/kit'
 import { createOutgoing, recipientsOf, type Outgoing } from './outgoing.js'
 import { isAllowed, loadRelayRules, type RelayRule } from './rules.js'
 
@@ -22,7 +22,7 @@ const options = defineOptions({
   autoRelayRules: { type: 'file', default: '', env: 'SVC_AUTO_RELAY_RULES', description: 'JSON file of allow/deny rules for relays, automatic and by hand' },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
   interface SvcServices {
     /** Sends a stored message to the outgoing server: to `recipients`, or to its own. */

@@ -1,6 +1,6 @@
 import type { ConsolaInstance } from 'consola'
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js'
-import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc/kit'
+import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc-mail/kit'
 
 export interface Outgoing {
   /** Sends the stored raw message unchanged; rejects with the server's answer when it refuses. */

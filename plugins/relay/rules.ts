@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { ConfigError } from 'svc/kit'
+import { ConfigError } from 'svc-mail/kit'
 
 /** One line of an auto-relay rules file: exactly one of `allow` or `deny`, a pattern with `*` wildcards. */
 export type RelayRule = { allow: string } | { deny: string }

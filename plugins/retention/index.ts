@@ -1,4 +1,4 @@
-import { defineOptions, definePlugin, parseDuration, SUMMARY_LIMIT_MAX, type MailStore, type OptionValues, type SearchQuery } from 'svc/kit'
+import { defineOptions, definePlugin, parseDuration, SUMMARY_LIMIT_MAX, type MailStore, type OptionValues, type SearchQuery } from 'svc-mail/kit'
 
 const options = defineOptions({
   maxAge: {
@@ -9,7 +9,7 @@ const options = defineOptions({
   },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
 }
 

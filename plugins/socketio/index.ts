@@ -1,5 +1,5 @@
 import { Server } from 'socket.io'
-import { definePlugin, toSummary, type EmailSummary } from 'svc/kit'
+import { definePlugin, toSummary, type EmailSummary } from 'svc-mail/kit'
 
 /** What live clients receive, per spec.md section 6. */
 export interface SocketEvents {
@@ -7,7 +7,7 @@ export interface SocketEvents {
   deleteMail: (event: { id: string }) => void
 }
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcServices {
     /**
      * The Socket.IO server at `<base_pathname>/socket.io`, for plugins that

@@ -1,4 +1,4 @@
-import { definePlugin, type Email, type SearchFilter } from 'svc/kit'
+import { definePlugin, type Email, type SearchFilter } from 'svc-mail/kit'
 import { createWaiterRegistry } from './registry.js'
 
 /** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
@@ -22,7 +22,7 @@ export interface MailWaiters {
   readonly size: number
 }
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcServices {
     /** Waits for mail matching a filter (GET /api/email/wait, svc_wait_for_email). */
     waiters: MailWaiters

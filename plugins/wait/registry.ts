@@ -1,4 +1,4 @@
-import { compileSearch, filterSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc/kit'
+import { compileSearch, filterSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
 import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
 
 interface Waiter {

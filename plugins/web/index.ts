@@ -2,8 +2,8 @@ import { readdirSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { HTTPError, getRouterParam } from 'h3'
-import { packageRoot } from 'svc/kit'
-import { definePlugin } from 'svc/kit'
+import { packageRoot } from 'svc-mail/kit'
+import { definePlugin } from 'svc-mail/kit'
 
 /** The inbox page's files, shipped in the package beside `dist/` (see package.json `files`). */
 export const publicDir: string = join(packageRoot, 'plugins', 'web', 'public')

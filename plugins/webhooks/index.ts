@@ -1,4 +1,4 @@
-import { compileSearch, defineOptions, definePlugin, searchTarget, toSummary, type EmailSummary, type OptionValues, type SearchMatcher } from 'svc/kit'
+import { compileSearch, defineOptions, definePlugin, searchTarget, toSummary, type EmailSummary, type OptionValues, type SearchMatcher } from 'svc-mail/kit'
 import { createDeliveryQueue, displayUrl, type WebhookDelivered, type WebhookFailed } from './queue.js'
 import { WEBHOOK_EVENTS, webhookEvent, webhookTarget, type WebhookEvent } from './targets.js'
 
@@ -62,7 +62,7 @@ const options = defineOptions({
   },
 })
 
-declare module 'svc' {
+declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
   interface SvcHooks {
     /** A webhook took an event: it answered `2xx`. */

@@ -31,7 +31,7 @@ export async function loadConfigFile({ cwd = process.cwd(), configFile }: { cwd?
       dotenv: false,
       packageJson: false,
       envName: false,
-      // `import { defineConfig } from 'svc'` (and `svc/kit`) resolves to this package from any folder.
+      // `import { defineConfig } from 'svc-mail'` (and `svc-mail/kit`) resolves to this package from any folder.
       jitiOptions: { alias: selfEntries },
     })
   } catch (error) {

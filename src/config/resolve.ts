@@ -9,7 +9,7 @@ import { originProblems } from '../http/origin.js'
 /**
  * What a config file, `new Svc(options)` or `defineConfig` accepts: every
  * option, keyed by its flag in camelCase, plus `plugins`. Plugins add theirs
- * by augmentation: `declare module 'svc' { interface SvcOptions { myOption?: string } }`
+ * by augmentation: `declare module 'svc-mail' { interface SvcOptions { myOption?: string } }`
  * (`extends Partial<OptionValues<typeof options>>` derives it from the table).
  */
 export interface SvcOptions extends Partial<ResolvedOptions> {

@@ -1,7 +1,7 @@
 import { parseSearch, type SearchQuery, type SearchTerm } from './parse.js'
 
 /**
- * Named filters as the REST wait, the MCP tools and `svc/testing` take
+ * Named filters as the REST wait, the MCP tools and `svc-mail/testing` take
  * them; each is a shorthand for an operator of the search syntax.
  */
 export interface SearchFilter {

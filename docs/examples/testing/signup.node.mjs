@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { createTestInbox } from 'svc/testing'
+import { createTestInbox } from 'svc-mail/testing'
 import { startSignupApp } from './signup-app.mjs'
 
 let inbox, app

@@ -1,4 +1,4 @@
-import { createTestInbox } from 'svc/testing'
+import { createTestInbox } from 'svc-mail/testing'
 import { expect, test } from 'vitest'
 import { startSignupApp } from './signup-app.mjs'
 

@@ -1,5 +1,5 @@
 import { test as base, expect } from '@playwright/test'
-import { createTestInbox, type TestInbox } from 'svc/testing'
+import { createTestInbox, type TestInbox } from 'svc-mail/testing'
 import { startSignupApp } from '../signup-app.mjs'
 
 // One svc and one app per worker, stopped when the worker ends.

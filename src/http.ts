@@ -6,7 +6,7 @@ import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
 import { createOriginPolicy } from './http/origin.js'
-import { listenOn } from './listen.js'
+import { listenOn, listeningAddress } from './listen.js'
 import { StorageUnavailableError } from './storage/driver.js'
 import { MailNotFoundError } from './storage/store.js'
 
@@ -39,6 +39,10 @@ export interface HttpShell {
   /** The inbox URL, with the base pathname, once listening. */
   readonly url: string
   readonly port: number
+  /** `{ address, family, port }` of the web listener; throws when it is not listening (before `start()`, with `disableWeb`). */
+  getAddress(): AddressInfo
+  /** The port the web server listens on (the system's choice with `web: 0`); throws when not listening. */
+  getPort(): number
   /**
    * Adds a check that runs before every web request: h3 routes and whatever
    * attached itself to `server` (Socket.IO) alike.
@@ -206,6 +210,8 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     get port() {
       return port()
     },
+    getAddress: () => listeningAddress(server, 'The web server'),
+    getPort: () => listeningAddress(server, 'The web server').port,
     get url() {
       return `${config.https ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port()}${base}`
     },

@@ -17,3 +17,13 @@ export function listenOn(server: Server, port: number, host: string, label: stri
     })
   })
 }
+
+/**
+ * Where `server` listens: `{ address, family, port }`, the port the system
+ * chose when 0 was asked. Throws, naming `label`, when it is not listening.
+ */
+export function listeningAddress(server: Server, label: string): AddressInfo {
+  const address = server.address()
+  if (!address || typeof address === 'string') throw new Error(`${label} is not listening`)
+  return address
+}

@@ -6,7 +6,7 @@ import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
 import type { MailArrival, SvcHookable } from './hooks.js'
-import { listenOn } from './listen.js'
+import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
@@ -99,6 +99,16 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   /** The port SMTP listens on, once listening. */
   get port(): number {
     return (this.server.server.address() as AddressInfo | null)?.port ?? 0
+  }
+
+  /** `{ address, family, port }` of the SMTP listener; throws before `start()` or after `stop()`. */
+  getAddress(): AddressInfo {
+    return listeningAddress(this.server.server, 'SMTP')
+  }
+
+  /** The port SMTP listens on (the system's choice with `smtp: 0`); throws when not listening. */
+  getPort(): number {
+    return this.getAddress().port
   }
 
   listen(): Promise<number> {

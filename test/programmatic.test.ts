@@ -42,6 +42,50 @@ describe('start()', () => {
   })
 })
 
+describe('getAddress() and getPort()', () => {
+  it('name the ports the system chose for smtp: 0 and web: 0, which real clients reach', async () => {
+    expect(instance.smtp.getAddress()).toEqual({ address: '127.0.0.1', family: 'IPv4', port: instance.smtp.getPort() })
+    expect(instance.api.getAddress()).toEqual({ address: '127.0.0.1', family: 'IPv4', port: instance.api.getPort() })
+    expect(instance.smtp.getPort()).toBeGreaterThan(0)
+    expect(instance.api.getPort()).toBeGreaterThan(0)
+    const { email } = await send(message('to the port getPort names'))
+    expect(email.subject).toBe('to the port getPort names')
+    const health = await fetch(`http://127.0.0.1:${instance.api.getPort()}/api/healthz`)
+    expect(health.status).toBe(200)
+  })
+
+  it('give each of two instances started at once ports of its own', async () => {
+    const pair = [new Svc(options), new Svc(options)]
+    try {
+      const started = await Promise.all(pair.map((one) => one.start()))
+      const ports = started.flatMap(({ smtp, api }) => [smtp.getPort(), api.getPort()])
+      expect(new Set([...ports, instance.smtp.getPort(), instance.api.getPort()]).size).toBe(6)
+      for (const { smtp } of started) {
+        const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: smtp.getPort(), ignoreTLS: true })
+        await mailer.sendMail(message(`to ${smtp.getPort()}`))
+        mailer.close()
+        expect((await smtp.getAllEmails()).map((e) => e.subject)).toEqual([`to ${smtp.getPort()}`])
+      }
+    } finally {
+      await Promise.all(pair.map((one) => one.stop()))
+    }
+  })
+
+  it('throw, naming the listener, when it is not listening', async () => {
+    const idle = new Svc(options)
+    expect(() => idle.smtp.getAddress()).toThrow('SMTP is not listening')
+    const headless = new Svc({ ...options, disableWeb: true })
+    const { smtp, api } = await headless.start()
+    try {
+      expect(smtp.getPort()).toBeGreaterThan(0)
+      expect(() => api.getPort()).toThrow('The web server is not listening')
+    } finally {
+      await headless.stop()
+    }
+    expect(() => smtp.getPort()).toThrow('SMTP is not listening')
+  })
+})
+
 describe('reading', () => {
   let email: Email
   let raw: Buffer

@@ -34,6 +34,25 @@ export interface MailArrival {
   origin: MailOrigin
 }
 
+/** An SMTP error reply: smtp-server sends `responseCode` and the message. A `smtp:*` step hook throws one to refuse that step. */
+export class SmtpReplyError extends Error {
+  constructor(
+    readonly responseCode: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/** The SMTP session a `smtp:*` step hook is asked about. */
+export interface SmtpSession {
+  /** smtp-server's id of the session, unique while svc runs. */
+  id: string
+  remoteAddress: string
+  /** The user name the client authenticated as, once it has. */
+  user?: string
+}
+
 /**
  * The kernel's hooks: one bus for the whole life of a message. Handlers run
  * one after another, awaited, in the order they were registered. Plugins add
@@ -55,6 +74,23 @@ export interface SvcHooks {
   'server:ready': (info: ServerInfo) => void | Promise<void>
   /** The CLI's start-up box: a plugin adds a line for what it serves, e.g. `MCP     http://.../mcp`. */
   'server:banner': (lines: string[], info: ServerInfo) => void | Promise<void>
+  /*
+   * The steps of an SMTP session, each asked before svc answers it: a
+   * handler that throws an `SmtpReplyError` refuses that step with its code
+   * and message (any other error refuses it with 451). `smtp:data` runs once
+   * the message's bytes are in, before it is parsed or kept: a refused
+   * message is never stored.
+   */
+  /** A client connected; before the greeting. */
+  'smtp:connect': (session: SmtpSession) => void | Promise<void>
+  /** AUTH with a user name and password that svc accepts; before its `235`. */
+  'smtp:auth': (session: SmtpSession, login: { username: string }) => void | Promise<void>
+  /** MAIL FROM. */
+  'smtp:mail': (session: SmtpSession, sender: { address: string }) => void | Promise<void>
+  /** RCPT TO, once per recipient. */
+  'smtp:rcpt': (session: SmtpSession, recipient: { address: string }) => void | Promise<void>
+  /** The end of DATA: the message as received, not yet parsed nor stored. */
+  'smtp:data': (session: SmtpSession, message: { raw: Buffer }) => void | Promise<void>
   /** The SMTP server met an error (client-side failures: bad TLS, resets); svc goes on. */
   'smtp:error': (error: Error) => void | Promise<void>
   /** The listeners closed; plugins' teardowns come next. */

@@ -8,7 +8,7 @@ export { ConfigError, needTogether, type SvcConfig, type SvcOptions } from './co
 export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type OptionType, type OptionValues } from './config/options.js'
 export { unknownFlags } from './cli/args.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
-export type { MailArrival, MailOrigin, MailRemoval, ServerInfo, SvcHookable, SvcHooks } from './hooks.js'
+export { SmtpReplyError, type MailArrival, type MailOrigin, type MailRemoval, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 export type { GuardRejection, HttpShell, RequestGuard } from './http.js'
 export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
 export {

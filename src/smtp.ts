@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
-import type { MailArrival, SvcHookable } from './hooks.js'
+import { SmtpReplyError, type MailArrival, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
@@ -23,16 +23,6 @@ export interface SmtpIntakeEvents {
   delete: [event: { id: string }]
   error: [error: Error]
   close: []
-}
-
-/** An SMTP error reply: smtp-server sends `responseCode` and the message. */
-export class SmtpReplyError extends Error {
-  constructor(
-    readonly responseCode: number,
-    message: string,
-  ) {
-    super(message)
-  }
 }
 
 /*
@@ -211,15 +201,22 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
         const pass = safeEqual(auth.password ?? '', config.incomingPass)
         if (user && pass) {
           this.logins.succeeded(address)
-          callback(null, { user: auth.username })
+          const username = auth.username ?? ''
+          this.ask('smtp:auth', [sessionOf(session), { username }], () => callback(null, { user: username }), callback)
         } else {
           this.logins.failed(address)
           callback(new SmtpReplyError(535, 'Authentication failed'))
         }
       },
-      onMailFrom: (_address, session, callback) => {
+      onConnect: (session, callback) => {
+        this.ask('smtp:connect', [sessionOf(session)], () => callback(), callback)
+      },
+      onMailFrom: (address, session, callback) => {
         this.busy.add(session.id)
-        callback()
+        this.ask('smtp:mail', [sessionOf(session), { address: address.address }], () => callback(), callback)
+      },
+      onRcptTo: (address, session, callback) => {
+        this.ask('smtp:rcpt', [sessionOf(session), { address: address.address }], () => callback(), callback)
       },
       onData: (stream, session, callback) => {
         this.receive(stream, session)
@@ -241,10 +238,37 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
   }
 
+  /**
+   * Runs a step's hook, then `next` when no handler refused; a refusal
+   * (`SmtpReplyError`) goes to the client as it is, any other failure as a 451.
+   * Without handlers the step costs no promise.
+   */
+  private ask<Name extends SmtpStep>(name: Name, args: Parameters<SvcHooks[Name]>, next: () => void, refuse: (error: Error) => void): void {
+    let pending: Promise<unknown> | void
+    try {
+      pending = (this.hooks.callHook as (name: SmtpStep, ...args: unknown[]) => Promise<unknown> | void)(name, ...args)
+    } catch (error) {
+      return refuse(this.refusal(name, error))
+    }
+    if (!pending) return next()
+    pending.then(next, (error: unknown) => refuse(this.refusal(name, error)))
+  }
+
+  private refusal(name: SmtpStep, error: unknown): Error {
+    if (error instanceof SmtpReplyError) return error
+    this.logger.error(`A ${name} handler failed: ${(error as Error).message}`)
+    return new SmtpReplyError(451, 'Local error, try again later')
+  }
+
   /** Takes one message in; resolves its id once it is kept, and what to run once the client has its `250`. */
   private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => void }> {
     const data = await readData(stream)
     if (!data) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
+    try {
+      await this.hooks.callHook('smtp:data', sessionOf(session), { raw: data })
+    } catch (error) {
+      throw this.refusal('smtp:data', error)
+    }
     const mail = await parseMail({ raw: data, envelope: envelopeOf(session), prepare: this.store.driver.prepare }).catch((error: Error) => {
       // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
       this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
@@ -343,6 +367,14 @@ function coalesceWrites(socket: Socket): void {
 /** A byte stream (not object mode), as a file stream would be, so consumers can setEncoding or count bytes. */
 function byteStream(bytes: Buffer): Readable {
   return Readable.from([bytes], { objectMode: false })
+}
+
+/** The hooks asked at each step of a session. */
+type SmtpStep = 'smtp:connect' | 'smtp:auth' | 'smtp:mail' | 'smtp:rcpt' | 'smtp:data'
+
+function sessionOf(session: SMTPServerSession): SmtpSession {
+  const user = typeof session.user === 'string' ? session.user : undefined
+  return { id: session.id, remoteAddress: session.remoteAddress, ...(user ? { user } : {}) }
 }
 
 function envelopeOf(session: SMTPServerSession): Envelope {

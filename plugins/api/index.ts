@@ -5,14 +5,27 @@ import { registerEmailRoutes } from './email.js'
 import { registerEmailListRoutes } from './emails.js'
 import { openApiDocument } from './openapi.js'
 import { fail } from './query.js'
-import { defineApiRoute } from './route.js'
+import { defineApiRoute, type ApiRoute } from './route.js'
 import { countSchema } from './schemas.js'
+
+export type { ApiMethod, ApiResponse, ApiRoute } from './route.js'
+
+declare module 'svc-mail' {
+  interface SvcServices {
+    /**
+     * The REST API, open to other plugins: `services.api.route({ method, path, summary, params, query, body, ok, errors, handler })`
+     * validates each request against the route's zod schemas (400 with the first problem) and describes it in the OpenAPI document.
+     */
+    api: { route<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType>(route: ApiRoute<Params, Query, Body>): void }
+  }
+}
 
 /** The REST API under `<base-pathname>/api`: spec.md section 4, errors per contract.md. */
 export default definePlugin({
   name: 'api',
   setup({ config, store, smtp, http, hooks, services }) {
     const { app } = http
+    services.api = { route: (route) => defineApiRoute(app, route) }
     hooks.hook('server:banner', (lines, { baseUrl }) => {
       if (baseUrl) lines.push(`API     ${baseUrl}/api`)
     })
@@ -52,5 +65,8 @@ export default definePlugin({
       ok: { description: 'The document', schema: z.record(z.string(), z.unknown()) },
       handler: () => (document ??= openApiDocument(app, http.basePathname)),
     })
+    return () => {
+      delete services.api
+    }
   },
 })

@@ -2,7 +2,7 @@ import { assertBodySize, getQuery, getRouterParams, type H3, type H3Event } from
 import type { z } from 'zod'
 import { badRequest, fail } from './query.js'
 
-export type ApiMethod = 'GET' | 'POST' | 'DELETE' | 'PATCH'
+export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
 
 /** One answer of a route: JSON of `schema` unless `contentType` says otherwise. */
 export interface ApiResponse {

@@ -1,5 +1,5 @@
 import { createHooks, type Hookable } from 'hookable'
-import type { Email } from './types.js'
+import type { Email, EmailUpdate } from './types.js'
 
 /** Where svc listens once started. */
 export interface ServerInfo {
@@ -68,6 +68,8 @@ export interface SvcHooks {
   'mail:accepted': (email: Email, arrival: MailArrival) => void | Promise<void>
   /** Messages went from unread to read (one, or every one by read-all). */
   'mail:read': (event: { ids: string[] }) => void | Promise<void>
+  /** Fields of a stored message changed after intake (`store.update`): a relay went out. */
+  'mail:updated': (event: { id: string; changes: EmailUpdate }) => void | Promise<void>
   /** A message was removed, whatever the cause: a route, a tool, eviction, retention. */
   'mail:deleted': (event: MailRemoval) => void | Promise<void>
   /** Both listeners are up. */

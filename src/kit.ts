@@ -39,4 +39,4 @@ export { compileSearch, hiddenRecipients, matchesSearch, searchTarget, type Comp
 export { packageRoot, packageVersion } from './paths.js'
 export { coalesced } from './coalesce.js'
 export { createLoginThrottle, safeEqual, type LoginThrottle, type LoginThrottleOptions } from './login.js'
-export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, Envelope, SummaryPage } from './types.js'
+export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, EmailUpdate, Envelope, SummaryPage } from './types.js'

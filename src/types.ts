@@ -48,7 +48,14 @@ export interface Email {
   size: number
   /** `size` for people, like `1.45 KB`. */
   sizeHuman: string
+  /** ISO 8601 time of the last successful relay; absent when never relayed. */
+  relayedAt?: string
+  /** The recipients the last successful relay went to; absent when never relayed. */
+  relayedTo?: Address[]
 }
+
+/** The fields of a stored Email that change after intake (see StorageDriver.update). */
+export type EmailUpdate = Partial<Pick<Email, 'relayedAt' | 'relayedTo'>>
 
 /** What an Email holds beside its summary: the part a listing never reads. */
 export type EmailBody = Omit<Email, keyof EmailSummary>

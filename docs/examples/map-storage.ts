@@ -48,6 +48,11 @@ export const mapDriver = defineStorageDriver((): StorageDriver => {
       for (const email of changed) email.read = true
       return changed.map((email) => email.id)
     },
+    async update(id, changes) {
+      const email = stored.get(id)?.email
+      if (email) Object.assign(email, structuredClone(changes))
+      return Boolean(email)
+    },
     remove: async (id) => stored.delete(id),
     async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }) {
       // The kernel's matcher gives the search syntax its meaning; a database would translate the query instead.

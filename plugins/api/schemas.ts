@@ -59,6 +59,11 @@ export const emailSchema = z
     }),
     size: z.int().nonnegative().meta({ description: 'Raw message size in bytes' }),
     sizeHuman: z.string(),
+    relayedAt: time('Time of the last successful relay; absent when never relayed').optional(),
+    relayedTo: z
+      .array(address)
+      .meta({ description: 'The recipients the last successful relay went to (those the outgoing server accepted); absent when never relayed' })
+      .optional(),
   })
   .meta({ id: 'Email', description: 'The full record of one caught message' }) satisfies z.ZodType<Email>
 

@@ -11,6 +11,7 @@ import {
   type Address,
   type Email,
   type EmailSummary,
+  type EmailUpdate,
   type KeptMail,
   type SearchTarget,
   type SortOrder,
@@ -37,6 +38,8 @@ interface Entry extends SearchTarget {
   raw?: Buffer
   /** Where the content of a restored message is read. */
   kept?: KeptMail
+  /** The fields set after intake (`update`), over the packed or kept record. */
+  changes?: EmailUpdate
   removed: boolean
 }
 
@@ -173,7 +176,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     if (!email) return undefined
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
-    return { ...email, read: entry.summary.read }
+    return { ...email, read: entry.summary.read, ...entry.changes }
   }
 
   const insert = (entry: Entry) => {
@@ -200,6 +203,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     entry.packed = ''
     entry.raw = undefined
     entry.kept = undefined
+    entry.changes = undefined
     entry.cc = NONE
     entry.filenames = NONE
   }
@@ -277,6 +281,12 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       if (unread === 0) return changed
       for (const entry of byId.values()) if (setRead(entry)) changed.push(entry.summary.id)
       return changed
+    },
+    async update(id, changes) {
+      const entry = byId.get(id)
+      if (!entry) return false
+      entry.changes = { ...entry.changes, ...changes }
+      return true
     },
     async remove(id) {
       const entry = byId.get(id)

@@ -87,6 +87,8 @@ export default definePlugin({
           })
         }
       }),
+      // The whole sidecar again: the relay's fields live in its body, which has no fixed width to write in place.
+      hooks.hook('mail:updated', ({ id }) => keepRecord(id)),
       hooks.hook('mail:deleted', async ({ id }) => {
         try {
           await track(id, () => removeMailFiles(dir, id))

@@ -10,6 +10,7 @@ import {
   type Email,
   type EmailBody,
   type EmailSummary,
+  type EmailUpdate,
   type SortOrder,
   type StorageChange,
   type StorageDriver,
@@ -49,7 +50,15 @@ function summaryOf({ summary, read }: SummaryRow): EmailSummary {
   return { id, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
 }
 
-const emailOf = (row: SummaryRow & { body: EmailBody }): Email => toEmail(summaryOf(row), row.body)
+/** A full row: the summary, the body as intake made it, and the columns set after intake. */
+interface EmailRow extends SummaryRow {
+  body: EmailBody
+  relayed_at: Date | null
+  relayed_to: EmailUpdate['relayedTo'] | null
+}
+
+const emailOf = ({ body, relayed_at, relayed_to, ...row }: EmailRow): Email =>
+  toEmail(summaryOf(row), relayed_at ? { ...body, relayedAt: relayed_at.toISOString(), relayedTo: relayed_to ?? [] } : body)
 
 const chunks = <T>(list: T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size))
 
@@ -85,6 +94,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
   let listings = 0
 
   const run = createRunner(server)
+  /** The columns of a full row (EmailRow). */
+  const emailColumns = sql`summary, read, body, relayed_at, relayed_to`
 
   // Fresh statistics as the inbox grows: with none (autovacuum looks once a minute) the planner takes a
   // table of thousands for a few dozen rows and sorts them all for a page. Each instance analyzes after
@@ -152,8 +163,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const sort = order === 'desc' ? sql`received DESC, seq DESC` : order === 'asc' ? sql`received, seq` : sql`seq`
       const rows = await run(
         'list emails',
-        () => sql<Array<SummaryRow & { body: EmailBody; received: number; seq: number }>>`
-          SELECT summary, read, body, received::float8 AS received, seq::float8 AS seq FROM svc_mail
+        () => sql<Array<EmailRow & { received: number; seq: number }>>`
+          SELECT ${emailColumns}, received::float8 AS received, seq::float8 AS seq FROM svc_mail
           WHERE inbox = ${inbox} ${key} ORDER BY ${sort} LIMIT ${BATCH}`,
       )
       for (const row of rows) if (!removedDuringListing.has(row.summary.id)) yield emailOf(row)
@@ -212,7 +223,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       return row && summaryOf(row)
     },
     async get(id) {
-      const [row] = await run('read an email', () => sql<Array<SummaryRow & { body: EmailBody }>>`SELECT summary, read, body FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const [row] = await run('read an email', () => sql<EmailRow[]>`SELECT ${emailColumns} FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
       return row && emailOf(row)
     },
     async raw(id) {
@@ -233,6 +244,16 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const ids = rows.map((row) => row.id)
       await notify('read', ids)
       return ids
+    },
+    async update(id, { relayedAt, relayedTo }) {
+      const rows = await run(
+        'update an email',
+        () => sql`
+          UPDATE svc_mail SET relayed_at = coalesce(${relayedAt ?? null}::timestamptz, relayed_at),
+            relayed_to = ${relayedTo ? sql`${sql.json(relayedTo as never)}::json` : sql`relayed_to`}
+          WHERE inbox = ${inbox} AND id = ${id} RETURNING id`,
+      )
+      return rows.length > 0
     },
     async remove(id) {
       const rows = await run(

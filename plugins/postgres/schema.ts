@@ -88,6 +88,10 @@ const MIGRATIONS: string[] = [
   CREATE TRIGGER svc_mail_updated AFTER UPDATE ON svc_mail REFERENCING OLD TABLE AS before NEW TABLE AS after
     FOR EACH STATEMENT EXECUTE FUNCTION svc_count_updated();
   `,
+  // 2: the last successful relay of a message (3.2), null until it is relayed.
+  `
+  ALTER TABLE svc_mail ADD COLUMN relayed_at timestamptz, ADD COLUMN relayed_to json;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

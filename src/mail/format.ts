@@ -28,8 +28,9 @@ export function toSummary(email: Email): EmailSummary {
 /** The full record from its summary and the rest, fields in the order parseEmail gives them. */
 export function toEmail(summary: EmailSummary, body: EmailBody): Email {
   const { id, time, read, subject, from, to, size, sizeHuman } = summary
-  const { cc, date, text, html, headers, priority, attachments, envelope } = body
-  return { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
+  const { cc, date, text, html, headers, priority, attachments, envelope, relayedAt, relayedTo } = body
+  const email: Email = { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
+  return relayedAt === undefined ? email : { ...email, relayedAt, relayedTo }
 }
 
 /** The name `filename:` searches of each attachment: its own, else the one svc generated. */

@@ -1,5 +1,5 @@
 import type { SearchQuery } from '../search/parse.js'
-import type { Address, Email, EmailSummary, Envelope, SummaryPage } from '../types.js'
+import type { Address, Email, EmailSummary, EmailUpdate, Envelope, SummaryPage } from '../types.js'
 
 export type SortOrder = 'asc' | 'desc'
 
@@ -117,6 +117,12 @@ export interface StorageDriver {
   markRead(id: string): Promise<boolean>
   /** Marks every message read; resolves the ids that changed. */
   markAllRead(): Promise<string[]>
+  /**
+   * Sets the fields of a stored record that change after intake (the
+   * relay's `relayedAt` and `relayedTo`), kept as durably as the rest of
+   * it; true when the id is stored. Without it, those fields are not kept.
+   */
+  update?(id: string, changes: EmailUpdate): Promise<boolean>
   /** True when it existed. */
   remove(id: string): Promise<boolean>
   /** The page, with `total` (matching), `storeTotal` and `unread` answered by the driver. */

@@ -1,6 +1,6 @@
 import type { SvcHookable } from '../hooks.js'
 import { readAttachment } from '../mail/parse.js'
-import type { Attachment, Email, EmailSummary, SummaryPage } from '../types.js'
+import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from '../types.js'
 import type { AttachmentContent, InboxCounts, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
@@ -51,6 +51,11 @@ export interface MailStore {
   markRead(id: string): Promise<boolean>
   /** Resolves how many changed. */
   markAllRead(): Promise<number>
+  /**
+   * Sets the fields that change after intake (`mail:updated` when the id is
+   * stored); false for an unknown id or a driver without `update`.
+   */
+  update(id: string, changes: EmailUpdate): Promise<boolean>
   /** The single removal path: every deletion, whatever its cause, comes here and fires `mail:deleted`. */
   remove(id: string): Promise<boolean>
   /** Removes everything; resolves the removed ids. */
@@ -129,6 +134,11 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       const ids = await driver.markAllRead()
       if (ids.length > 0) await hooks.callHook('mail:read', { ids })
       return ids.length
+    },
+    async update(id, changes) {
+      if (!driver.update || !(await driver.update(id, changes))) return false
+      await hooks.callHook('mail:updated', { id, changes })
+      return true
     },
     async remove(id) {
       if (!(await driver.remove(id))) return false

@@ -3,7 +3,7 @@
 
 import { api, socketPath } from './api.js'
 import { ask, h, icon, toast } from './dom.js'
-import { count, personShort, shortTime } from './format.js'
+import { count, people, personShort, shortTime } from './format.js'
 import { createVirtualList } from './list.js'
 import { showMessage, showPlaceholder } from './reader.js'
 import { io } from './socket.io/socket.io.esm.min.js'
@@ -93,6 +93,8 @@ function renderRow(item, index) {
         'div',
         { class: 'row-line' },
         h('span', { class: 'row-from', text: personShort(item.from[0]) }),
+        // The first recipient beside the sender: which of an app's users, or which test, the mail was for.
+        item.to[0] && h('span', { class: 'row-to', title: people(item.to), text: `to ${personShort(item.to[0])}${item.to.length > 1 ? ` +${item.to.length - 1}` : ''}` }),
         h('time', { class: 'row-time', datetime: item.time, title: new Date(item.time).toLocaleString(), text: shortTime(item.time) }),
       ),
       h(
@@ -297,6 +299,8 @@ async function relay(email) {
   try {
     await api.relay(email.id, to || undefined)
     toast(`Relayed to ${to || recipients}`, 'success')
+    // Shown again with the relay it now records.
+    if (state.openId === email.id) openEmail(email.id, { fromHash: true })
   } catch (error) {
     toast(`Relay failed: ${error.message}`, 'error')
   }

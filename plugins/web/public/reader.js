@@ -158,6 +158,8 @@ export function showMessage(container, email, actions) {
         ),
         h('div', { class: 'message-when' }, h('time', { datetime: email.time, text: longTime(email.time) }), h('span', { text: email.sizeHuman })),
       ),
+      email.relayedAt &&
+        h('p', { class: 'message-relayed', text: `Relayed to ${people(email.relayedTo ?? [])} at ${longTime(email.relayedAt)}` }),
       attachmentList(email),
       h('div', { class: 'tabs', role: 'tablist' }, buttons),
       body,

@@ -3,9 +3,9 @@ import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, t
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
-import { H3, HTTPError, handleCors, toNodeHandler } from 'h3'
+import { H3, HTTPError, handleCors, mockEvent, toNodeHandler } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
-import { createOriginPolicy } from './http/origin.js'
+import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { StorageUnavailableError } from './storage/driver.js'
 import { MailNotFoundError } from './storage/store.js'
@@ -19,9 +19,19 @@ export interface GuardRejection {
 
 /**
  * Runs before every web request: routes, the inbox, Socket.IO and MCP alike.
- * `path` is the request path with the base pathname taken off.
+ * `path` is the request path with the base pathname taken off, normalized as
+ * the router matches it (`/api/../mcp/` and `/%6dcp` are `/mcp`).
  */
 export type RequestGuard = (req: IncomingMessage, path: string) => GuardRejection | undefined
+
+/** Route meta the shell reads (`app.get(path, handler, { meta })`). */
+export interface ShellRouteMeta {
+  /**
+   * A `GET` route that changes something (marks a message read, reloads
+   * files) says so: a page of another site may not even open it as a link.
+   */
+  changesState?: boolean
+}
 
 /**
  * The web server every web plugin mounts on. Routes on `app` are relative to
@@ -58,6 +68,13 @@ const CLIENT_ERRORS: Record<string, [number, string]> = {
   ERR_HTTP_REQUEST_TIMEOUT: [408, 'The request did not arrive in time'],
 }
 
+/** A whole JSON answer written straight to a socket, for connections no handler will see. */
+function rawResponse(status: number, body: { error: string }, headers: Record<string, string> = {}): string {
+  const text = JSON.stringify(body)
+  const lines = Object.entries({ 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(text)), ...headers, connection: 'close' })
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines.map(([key, value]) => `${key}: ${value}\r\n`).join('')}\r\n${text}`
+}
+
 /** False for a path with a broken escape such as `%E0%A4%A`. */
 function isDecodable(path: string): boolean {
   try {
@@ -83,8 +100,8 @@ function serverLimits(config: SvcConfig) {
 export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): HttpShell {
   const base = config.basePathname
   const origins = createOriginPolicy(config)
-  // First of all: a foreign Host or Origin learns nothing, not even whether credentials are needed.
-  const guards: RequestGuard[] = [origins.check]
+  // Plugins' guards run after the origin policy: a foreign Host or Origin learns nothing, not even whether credentials are needed.
+  const guards: RequestGuard[] = []
 
   const app = new H3({
     // onError below logs what deserves it; h3's own print of every unhandled error would say it twice.
@@ -124,13 +141,33 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     return url.startsWith(`${base}/`) ? url.slice(base.length) : undefined
   }
 
+  /** The request as the router sees it, so no spelling of a path (`/mcp/`, `/%6dcp`, `/api/../mcp`) slips past a check of it. */
+  const targetOf = (rawPath: string, method = 'GET'): RouteTarget => {
+    const event = mockEvent(rawPath, { method })
+    const route = app['~findRoute'](event)?.data
+    const { pathname } = event.url
+    return {
+      path: pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname,
+      rawPath,
+      changesNothing: route !== undefined && (route.meta as ShellRouteMeta | undefined)?.changesState !== true,
+    }
+  }
+
   /** The first guard's rejection, or a 404 for a request outside the base pathname. */
   const check = (req: IncomingMessage): GuardRejection | undefined => {
-    const path = stripBase(req.url ?? '/')?.split('?')[0]
-    if (path === undefined) return { status: 404, error: `Not found: ${req.url}` }
-    if (!isDecodable(path)) return { status: 400, error: `The URL is not valid percent-encoding: ${req.url}` }
+    const rawPath = stripBase(req.url ?? '/')?.split('?')[0]
+    if (rawPath === undefined) return { status: 404, error: `Not found: ${req.url}` }
+    if (!isDecodable(rawPath)) return { status: 400, error: `The URL is not valid percent-encoding: ${req.url}` }
+    let target: RouteTarget
+    try {
+      target = targetOf(rawPath, req.method)
+    } catch {
+      return { status: 400, error: `The URL is not valid: ${req.url}` }
+    }
+    const rejection = origins.check(req, target)
+    if (rejection) return rejection
     for (const guard of guards) {
-      const rejection = guard(req, path)
+      const rejection = guard(req, target.path)
       if (rejection) return rejection
     }
     return undefined
@@ -158,10 +195,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {
     if (error.code === 'ECONNRESET' || !socket.writable) return socket.destroy()
     const [status, message] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'Malformed HTTP request']
-    const body = JSON.stringify({ error: message })
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
-    )
+    socket.end(rawResponse(status, { error: message }))
   })
 
   // Upgraded connections (Socket.IO's WebSocket) are no longer HTTP connections:

@@ -9,7 +9,7 @@ export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type Opt
 export { unknownFlags } from './cli/args.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
 export { SmtpReplyError, type MailArrival, type MailOrigin, type MailRemoval, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
-export type { GuardRejection, HttpShell, RequestGuard } from './http.js'
+export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'
 export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
 export {
   defineStorageDriver,

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { fileURLToPath } from 'node:url'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { launchBrowser } from './inbox-support.js'
@@ -54,8 +55,8 @@ interface Attacks {
 async function attack(page: Page, t: TestSvc, id: string, mail: () => Promise<unknown>): Promise<Attacks> {
   await page.goto(`${attackerOrigin}/`)
   const svc = t.baseUrl
-  // The client file is public (a <script> carries no Origin); what it may then do is the question.
-  await page.addScriptTag({ url: `${svc}/socket.io/socket.io.min.js` })
+  // The page brings its own copy of the client (svc refuses another site's <script> of it); what it may then do is the question.
+  await page.addScriptTag({ path: fileURLToPath(new URL('../node_modules/socket.io/client-dist/socket.io.min.js', import.meta.url)) })
   const reads = await page.evaluate(
     async ({ svc, id }) => {
       const read = async (path: string, init?: RequestInit) => {

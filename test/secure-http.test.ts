@@ -1,35 +1,14 @@
-import { request } from 'node:http'
 import { connect } from 'node:net'
 import { hostname } from 'node:os'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConfigError, Svc, type SvcOptions } from '../src/index.js'
+import { rawRequest } from './support/raw.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /*
  * The Host and Origin checks, with the headers a browser on a rebound name or
  * another page would send, written by hand.
  */
-
-interface RawResponse {
-  status: number
-  headers: Record<string, string | string[] | undefined>
-  body: string
-}
-
-/** One request with exactly these headers (fetch would not let Host be set). */
-function send(t: TestSvc, path: string, { method = 'GET', headers = {}, body }: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<RawResponse> {
-  const url = new URL(t.baseUrl)
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path: `${url.pathname.replace(/\/$/, '')}${path}`, method, headers, setHost: !('host' in headers) }, (res) => {
-      let text = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (text += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text }))
-    })
-    req.on('error', reject)
-    req.end(body)
-  })
-}
 
 /** The first line of the answer to a WebSocket upgrade with these extra header lines. */
 function upgrade(t: TestSvc, path: string, lines: string[]): Promise<string> {
@@ -68,14 +47,14 @@ describe('Host check, by default', () => {
   it('answers IP addresses, localhost, names below localhost, dot-less names and this machine', async () => {
     const port = new URL(svc().baseUrl).port
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, 'LOCALHOST', `app.localhost:${port}`, `[::1]:${port}`, '[::1]', 'mailcatcher:1080', `${hostname()}:${port}`, '10.0.0.7']) {
-      expect((await send(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(200)
+      expect((await rawRequest(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(200)
     }
   })
 
   it('refuses any other name with 403 JSON naming --allowed-hosts, on every route', async () => {
     for (const host of ['evil.test', `evil.test:${new URL(svc().baseUrl).port}`, 'localhost.evil.test', '127.0.0.1.nip.io', 'a b']) {
       for (const path of ['/api/email', '/', '/mcp', '/socket.io/?EIO=4&transport=polling']) {
-        const response = await send(svc(), path, { headers: { host } })
+        const response = await rawRequest(svc(), path, { headers: { host } })
         expect(response.status, `${host} ${path}`).toBe(403)
         expect(response.headers['content-type']).toMatch(/^application\/json/)
         expect(JSON.parse(response.body).error).toMatch(/--allowed-hosts/)
@@ -85,7 +64,7 @@ describe('Host check, by default', () => {
   })
 
   it('leaves /api/healthz open to every Host, for container probes', async () => {
-    expect((await send(svc(), '/api/healthz', { headers: { host: 'svc.internal.example' } })).status).toBe(200)
+    expect((await rawRequest(svc(), '/api/healthz', { headers: { host: 'svc.internal.example' } })).status).toBe(200)
   })
 })
 
@@ -94,10 +73,10 @@ describe('Host check with --allowed-hosts', () => {
 
   it('answers the listed names and domains too', async () => {
     for (const host of ['mail.example.test', 'dev.example:1080', 'a.b.dev.example', '127.0.0.1']) {
-      expect((await send(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(200)
+      expect((await rawRequest(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(200)
     }
     for (const host of ['other.example.test', 'evildev.example']) {
-      expect((await send(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(403)
+      expect((await rawRequest(svc(), '/api/email/summary', { headers: { host } })).status, host).toBe(403)
     }
   })
 })
@@ -106,7 +85,7 @@ describe('Host check with --allowed-hosts all', () => {
   const svc = withSvc({ allowedHosts: ['all'] })
 
   it('answers any name', async () => {
-    expect((await send(svc(), '/api/email/summary', { headers: { host: 'anything.example.com' } })).status).toBe(200)
+    expect((await rawRequest(svc(), '/api/email/summary', { headers: { host: 'anything.example.com' } })).status).toBe(200)
   })
 })
 
@@ -123,7 +102,7 @@ describe('Origin check, by default', () => {
       ['PATCH', '/api/email/read-all'],
       ['PUT', '/api/email/all'],
     ] as const) {
-      const response = await send(svc(), path, { method, headers: { ...foreign, 'content-type': 'text/plain' }, body: JSON.stringify({ ids: [id] }) })
+      const response = await rawRequest(svc(), path, { method, headers: { ...foreign, 'content-type': 'text/plain' }, body: JSON.stringify({ ids: [id] }) })
       expect(response.status, `${method} ${path}`).toBe(403)
       expect(JSON.parse(response.body).error).toMatch(/--cors/)
       expect(response.headers['access-control-allow-origin']).toBeUndefined()
@@ -133,30 +112,30 @@ describe('Origin check, by default', () => {
   })
 
   it('refuses the null origin of sandboxed pages and files too', async () => {
-    expect((await send(svc(), '/api/email/all', { method: 'DELETE', headers: { origin: 'null' } })).status).toBe(403)
+    expect((await rawRequest(svc(), '/api/email/all', { method: 'DELETE', headers: { origin: 'null' } })).status).toBe(403)
   })
 
   it('lets a GET from another origin through, without Access-Control-Allow-Origin', async () => {
-    const response = await send(svc(), '/api/email/summary', { headers: foreign })
+    const response = await rawRequest(svc(), '/api/email/summary', { headers: foreign })
     expect(response.status).toBe(200)
     expect(response.headers['access-control-allow-origin']).toBeUndefined()
   })
 
   it('refuses /mcp and Socket.IO, polling and WebSocket alike, from another origin', async () => {
-    expect((await send(svc(), '/mcp', { method: 'GET', headers: foreign })).status).toBe(403)
-    expect((await send(svc(), '/mcp', { method: 'OPTIONS', headers: { ...foreign, 'access-control-request-method': 'POST' } })).status).toBe(403)
-    expect((await send(svc(), '/socket.io/?EIO=4&transport=polling', { headers: foreign })).status).toBe(403)
+    expect((await rawRequest(svc(), '/mcp', { method: 'GET', headers: foreign })).status).toBe(403)
+    expect((await rawRequest(svc(), '/mcp', { method: 'OPTIONS', headers: { ...foreign, 'access-control-request-method': 'POST' } })).status).toBe(403)
+    expect((await rawRequest(svc(), '/socket.io/?EIO=4&transport=polling', { headers: foreign })).status).toBe(403)
     expect(await upgrade(svc(), '/socket.io/?EIO=4&transport=websocket', [`Origin: ${foreign.origin}`])).toMatch(/^HTTP\/1\.1 403 /)
   })
 
   it("accepts the request's own origin, and requests without Origin", async () => {
     const own = new URL(svc().baseUrl).origin
-    expect((await send(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: own } })).status).toBe(200)
-    expect((await send(svc(), '/api/email/read-all', { method: 'PATCH' })).status).toBe(200)
+    expect((await rawRequest(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: own } })).status).toBe(200)
+    expect((await rawRequest(svc(), '/api/email/read-all', { method: 'PATCH' })).status).toBe(200)
     expect(await upgrade(svc(), '/socket.io/?EIO=4&transport=websocket', [`Origin: ${own}`])).toMatch(/ 101 /)
     // Another port of the same host is another origin.
     const otherPort = own.replace(/:\d+$/, ':1')
-    expect((await send(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: otherPort } })).status).toBe(403)
+    expect((await rawRequest(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: otherPort } })).status).toBe(403)
   })
 })
 
@@ -164,10 +143,10 @@ describe("with --cors '*'", () => {
   const svc = withSvc({ cors: ['*'] })
 
   it('allows every origin, for CORS and the Origin check, never with credentials', async () => {
-    const response = await send(svc(), '/api/email/summary', { headers: { origin: 'http://anywhere.test' } })
+    const response = await rawRequest(svc(), '/api/email/summary', { headers: { origin: 'http://anywhere.test' } })
     expect(response.headers['access-control-allow-origin']).toBe('*')
     expect(response.headers['access-control-allow-credentials']).toBeUndefined()
-    expect((await send(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: 'http://anywhere.test' } })).status).toBe(200)
+    expect((await rawRequest(svc(), '/api/email/read-all', { method: 'PATCH', headers: { origin: 'http://anywhere.test' } })).status).toBe(200)
     expect(await upgrade(svc(), '/socket.io/?EIO=4&transport=websocket', ['Origin: http://anywhere.test'])).toMatch(/ 101 /)
   })
 })

@@ -71,6 +71,7 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     method: 'GET',
     path: '/api/email/:id',
     summary: 'One email; marks it read',
+    changesState: true,
     params: idParams,
     ok: { description: 'The email', schema: emailSchema },
     errors: { 404: noEmail },

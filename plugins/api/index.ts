@@ -47,6 +47,7 @@ export default definePlugin({
       method: 'GET',
       path: '/api/reloadMailsFromDirectory',
       summary: 'Loads mail files added to the mail directory since start-up',
+      changesState: true,
       ok: { description: 'How many were loaded', schema: countSchema },
       errors: { 400: 'No mail directory is set' },
       handler: async () => {

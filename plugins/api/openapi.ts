@@ -9,7 +9,7 @@ type JsonSchema = Record<string, unknown>
 /** Errors the web shell's guards may answer on any route, before the route runs. */
 const GUARD_ERRORS: Record<number, string> = {
   401: 'Authentication is on (--web-user/--web-pass or --api-key) and the credentials are missing or wrong',
-  403: 'The Host or Origin of the request is not one svc answers',
+  403: 'The Host or Origin of the request is not one svc answers, or another site made it (Sec-Fetch-Site: cross-site) and it is not a link to a route that changes nothing',
 }
 
 /** The routes registered on the app, in order: h3 keeps them, with the meta each was registered with. */

@@ -1,4 +1,5 @@
 import { assertBodySize, getQuery, getRouterParams, type H3, type H3Event } from 'h3'
+import type { ShellRouteMeta } from 'svc-mail/kit'
 import type { z } from 'zod'
 import { badRequest, fail } from './query.js'
 
@@ -22,6 +23,8 @@ export interface ApiRoute<Params extends z.ZodType = z.ZodType, Query extends z.
   path: string
   summary: string
   description?: string
+  /** A `GET` that changes something (marks read, reloads files) says so: a page of another site may not even open it as a link. */
+  changesState?: boolean
   /** The route's path parameters, decoded. */
   params?: Params
   query?: Query
@@ -88,6 +91,6 @@ export function defineApiRoute<Params extends z.ZodType, Query extends z.ZodType
       const body = await validate(route.body, () => readJson(event))
       return handler(event, { params, query, body })
     },
-    { meta: { api: meta satisfies ApiRouteMeta } },
+    { meta: { api: meta satisfies ApiRouteMeta, changesState: route.changesState } satisfies ShellRouteMeta & { api: ApiRouteMeta } },
   )
 }

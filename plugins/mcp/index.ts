@@ -1,5 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { defineOptions, definePlugin, type OptionValues } from 'svc-mail/kit'
+import { defineOptions, definePlugin, type OptionValues, type ShellRouteMeta } from 'svc-mail/kit'
 import { createStoreSource } from './store-source.js'
 
 const options = defineOptions({
@@ -35,7 +35,8 @@ export default definePlugin({
     const extensions: McpExtension[] = []
     services.mcp = { use: (extension) => void extensions.push(extension) }
     const sessions = createMcpSessions({ createServer: () => createMcpServer({ source, webUrl: http.url, extensions }) })
-    http.app.all('/mcp', (event) => sessions.handle(event.req))
+    // A GET here opens a session's event stream: no link from another site may.
+    http.app.all('/mcp', (event) => sessions.handle(event.req), { meta: { changesState: true } satisfies ShellRouteMeta })
     const unhook = hooks.hook('server:banner', (lines, { baseUrl }) => {
       if (baseUrl) lines.push(`MCP     ${baseUrl}/mcp`)
     })

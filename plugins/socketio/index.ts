@@ -1,5 +1,9 @@
+import type { IncomingMessage } from 'node:http'
 import { Server } from 'socket.io'
 import { definePlugin, toSummary, type EmailSummary } from 'svc-mail/kit'
+
+/** Engine.IO's JSONP transport is asked for with a `j` parameter. */
+const isJsonp = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://svc').searchParams.has('j')
 
 /** What live clients receive, per spec.md section 6. */
 export interface SocketEvents {
@@ -35,6 +39,8 @@ export default definePlugin({
       // The shell's guards (Host, Origin, basic auth, API key) run before Socket.IO sees a request;
       // pages of the origins listed with --cors may also use the polling transport.
       cors: { origin: http.corsOrigin },
+      // JSONP polling answers a <script> of any page with a handshake: only the XHR and WebSocket transports are served.
+      allowRequest: (req, answer) => answer('JSONP polling is off', !isJsonp(req)),
     })
     services.io = io as unknown as Server
 

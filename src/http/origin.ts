@@ -4,6 +4,16 @@ import { hostname } from 'node:os'
 import { isCorsOriginAllowed, type CorsOptions } from 'h3'
 import type { ResolvedOptions } from '../config/options.js'
 
+/** Where a request goes, as the router sees it. */
+export interface RouteTarget {
+  /** Below the base pathname, normalized as the router matches it: dot segments resolved, needless escapes decoded, no trailing slash. */
+  path: string
+  /** The path as the client sent it (below the base pathname), which servers attached beside the router (Socket.IO) match. */
+  rawPath: string
+  /** True when a route matches and it does not say it changes state: a page of another site may open it as a link. */
+  changesNothing: boolean
+}
+
 /** A request turned away, as the shell's guards answer it. */
 export interface OriginRejection {
   status: 403
@@ -12,17 +22,17 @@ export interface OriginRejection {
 
 /**
  * Who may talk to the web server from a browser: the Host check against DNS
- * rebinding, the Origin check against other web pages, and the CORS answer.
- * Requests without an Origin header (test runners, curl, Node) pass the
- * Origin check; only browsers send one.
+ * rebinding, the Fetch Metadata and Origin checks against other web pages,
+ * and the CORS answer. Requests without these headers (test runners, curl,
+ * Node) pass; only browsers send them.
  */
 export interface OriginPolicy {
   /** The CORS options of every route: no `Access-Control-Allow-Origin` for an origin not listed in `--cors`. */
   readonly cors: CorsOptions
   /** `'*'` or the listed origins, for servers that answer CORS themselves (Socket.IO). */
   readonly corsOrigin: '*' | string[]
-  /** The 403 for a request svc must not answer, else undefined. `path` is below the base pathname. */
-  check(req: IncomingMessage, path: string): OriginRejection | undefined
+  /** The 403 for a request svc must not answer, else undefined. */
+  check(req: IncomingMessage, target: RouteTarget): OriginRejection | undefined
   /** CORS headers for an answer written outside h3 (a guard's rejection). */
   headersFor(req: IncomingMessage): Record<string, string>
 }
@@ -31,6 +41,21 @@ export interface OriginPolicy {
 const HOST_EXEMPT = new Set(['/api/healthz'])
 /** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
 const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
+/** Live events are served beside the router, on the path as sent. */
+const isSocketPath = (path: string) => path === '/socket.io' || path.startsWith('/socket.io/')
+
+/**
+ * A link from another site (a chat, a CI report) opening a page that changes
+ * nothing: a top-level `GET`, which the other site cannot read.
+ */
+const isHarmlessNavigation = (req: IncomingMessage, target: RouteTarget) =>
+  (req.method === 'GET' || req.method === 'HEAD') &&
+  req.headers['sec-fetch-mode'] === 'navigate' &&
+  req.headers['sec-fetch-dest'] === 'document' &&
+  target.changesNothing &&
+  // A handshake starts a session, whatever route the router would have matched.
+  !isSocketPath(target.path) &&
+  !isSocketPath(target.rawPath)
 
 /** `http://Example.test:80/` -> `http://example.test`; undefined when it is not an origin. */
 function normalizeOrigin(value: string): string | undefined {
@@ -126,15 +151,23 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
   return {
     cors,
     corsOrigin,
-    check(req, path) {
+    check(req, target) {
+      const { path } = target
       if (!HOST_EXEMPT.has(path)) {
         const rejection = hostRejection(req.headers.host)
         if (rejection) return rejection
       }
       const { origin } = req.headers
+      // Fetch Metadata: whatever the method, a request another site's page made (an <img>, a form, a script) changes and reads nothing.
+      if (req.headers['sec-fetch-site'] === 'cross-site' && !(origin !== undefined && isListed(normalizeOrigin(origin) ?? origin)) && !isHarmlessNavigation(req, target)) {
+        return {
+          status: 403,
+          error: `A page of another site may not use ${path}: only links to pages that change nothing open from elsewhere; start svc with --cors <origin> (SVC_CORS) to let that site's pages use svc`,
+        }
+      }
       if (origin === undefined) return undefined
       const guarded =
-        UNSAFE_METHODS.has(req.method ?? '') || req.headers.upgrade !== undefined || path === '/mcp' || path === '/socket.io' || path.startsWith('/socket.io/')
+        UNSAFE_METHODS.has(req.method ?? '') || req.headers.upgrade !== undefined || path === '/mcp' || isSocketPath(path) || isSocketPath(target.rawPath)
       if (!guarded || isTrustedOrigin(req, origin)) return undefined
       return {
         status: 403,

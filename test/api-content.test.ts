@@ -26,7 +26,7 @@ beforeAll(async () => {
         '<a href=" JaVa&#x09;ScRiPt:alert(2)">entity link</a>',
         '<img src=x onerror=alert(3) ONLOAD="alert(4)">',
         '<iframe srcdoc="&lt;script&gt;alert(5)&lt;/script&gt;"></iframe>',
-        '<a href="https://example.com/?q=onclick=1">safe</a>',
+        '<a href="https://example.com/?q=onclick=1" target="_blank" rel="noopener noreferrer">safe</a>',
       ].join('\n'),
       attachments: [
         { filename: 'logo.png', content: PNG, contentType: 'image/png', cid: 'logo@svc' },
@@ -74,8 +74,8 @@ describe('GET /api/email/:id/html', () => {
     expect(html).not.toMatch(/javascript/i)
     expect(html).not.toMatch(/\son\w+=/i)
     expect(html).not.toMatch(/srcdoc/i)
-    expect(html).toContain('<a title="keep">link</a>')
-    expect(html).toContain('<a href="https://example.com/?q=onclick=1">safe</a>')
+    expect(html).toContain('<a title="keep" target="_blank" rel="noopener noreferrer">link</a>')
+    expect(html).toContain('<a href="https://example.com/?q=onclick=1" target="_blank" rel="noopener noreferrer">safe</a>')
     expect(html).toContain('<p>Logo: ')
   })
 

@@ -22,7 +22,8 @@ export const row = (page: Page, subject: string) => page.locator('.row[data-id]'
 
 /** The sandboxed frame showing the open message's HTML body, once loaded. */
 export async function mailFrame(page: Page, id: string): Promise<Frame> {
-  await expect.poll(() => page.frames().some((frame) => frame.url().endsWith(`/api/email/${id}/html`))).toBe(true)
+  // The page, its message and then its frame load in turn: on a busy machine that takes more than poll's default second.
+  await expect.poll(() => page.frames().some((frame) => frame.url().endsWith(`/api/email/${id}/html`)), { timeout: 10_000 }).toBe(true)
   return page.frames().find((frame) => frame.url().endsWith(`/api/email/${id}/html`))!
 }
 

@@ -72,20 +72,27 @@ async function sendHostile(attachmentType: string): Promise<string> {
 describe('attachment headers', () => {
   it.each([
     // A browser takes the last type of a list: served as is, these would be HTML.
-    ['application/pdf, text/html', 'application/pdf', false],
-    ['image/png, text/html', 'image/png', false],
-    ['text/html, application/pdf', 'text/html', true],
-    ['image/svg+xml', 'image/svg+xml', true],
-    ['Image/PNG', 'image/png', false],
-    ['image/png text/html', 'application/octet-stream', true],
-    ['text/html/x', 'application/octet-stream', true],
-  ])('%s is served as %s (sandboxed: %s)', async (mailType, servedAs, sandboxed) => {
+    ['application/pdf, text/html', 'application/pdf'],
+    ['image/png, text/html', 'image/png'],
+    ['text/html, application/pdf', 'text/html'],
+    ['image/svg+xml', 'image/svg+xml'],
+    ['Image/PNG', 'image/png'],
+    ['image/png text/html', 'application/octet-stream'],
+    ['text/html/x', 'application/octet-stream'],
+  ])('%s is served as %s, sandboxed', async (mailType, servedAs) => {
     const id = await sendHostile(mailType)
     const response = await t.api(`/api/email/${id}/attachment/invoice.html`)
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe(servedAs)
     expect(response.headers.get('x-content-type-options')).toBe('nosniff')
-    expect(response.headers.get('content-security-policy')?.startsWith('sandbox') ?? false).toBe(sandboxed)
+    expect(response.headers.get('content-security-policy')).toMatch(/^sandbox;/)
+  })
+
+  it('the source and the download are sandboxed too', async () => {
+    const id = await sendHostile('text/plain')
+    for (const route of ['source', 'download']) {
+      expect((await t.api(`/api/email/${id}/${route}`)).headers.get('content-security-policy'), route).toMatch(/^sandbox;/)
+    }
   })
 
   it('a comma-typed attachment opened on its own in Chromium runs nothing', async () => {
@@ -133,15 +140,60 @@ describe('the inbox', () => {
     }
   })
 
-  it('a page of svc\'s own opened from a mail stays in the sandbox: no origin, no script', async () => {
+  it('a page of svc\'s own opened from a mail has no origin, so no way to the API', async () => {
     const id = await sendHostile('text/plain')
-    const popup = await clickInMail(id, '#source')
+    for (const link of ['#source', '#invoice']) {
+      const popup = await clickInMail(id, link)
+      try {
+        expect(popup.url()).toMatch(new RegExp(`^${t.baseUrl}/api/email/${id}/(source|attachment/invoice\\.html)$`))
+        // The tab left the frame's sandbox: without the route's own sandbox policy it would have svc's origin, and the API with it.
+        expect(await popup.evaluate(() => self.origin), link).toBe('null')
+      } finally {
+        await popup.close()
+      }
+    }
+    expect(collected).toEqual([])
+  })
+
+  it('a mail linking to the HTML body of another runs no script as svc', async () => {
+    const { id: target } = await t.send({ subject: 'Target', html: '<p>target</p><svg><a href="javascript:alert(1)"><text>x</text></a></svg>' })
+    const { id } = await t.send({ subject: 'Pointer', html: `<p><a id="other" href="../${target}/html">Other message</a></p>` })
+    const popup = await clickInMail(id, '#other')
     try {
-      expect(popup.url()).toBe(`${t.baseUrl}/api/email/${id}/source`)
-      // A popup that escaped the sandbox would have svc's origin, and the API with it.
+      expect(popup.url()).toBe(`${t.baseUrl}/api/email/${target}/html`)
       expect(await popup.evaluate(() => self.origin)).toBe('null')
+      expect(await popup.evaluate(() => (document.querySelector('a') as HTMLAnchorElement).rel)).toBe('noopener noreferrer')
     } finally {
       await popup.close()
+    }
+  })
+})
+
+describe('a link in the HTML view', () => {
+  it('opens as an ordinary tab of its own origin, where the linked app runs its script', async () => {
+    const app = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html' }).end(`<title>confirm</title><script>document.title = "ran"; window.seen = { referrer: document.referrer, opener: window.opener !== null }</script>`),
+    )
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve))
+    const confirm = `http://127.0.0.1:${(app.address() as AddressInfo).port}/confirm?token=abc`
+    // The mail asks for its own target and relation; the inbox decides both.
+    const { id } = await t.send({ subject: 'Confirm', html: `<p><a id="confirm" href="${confirm}" target="_self" rel="opener">Confirm your address</a></p>` })
+    const page = await browser.newPage()
+    try {
+      await page.goto(`${t.baseUrl}/#/email/${id}`)
+      expect(await page.locator('.mail-note').textContent()).toMatch(/outside svc/)
+      const frame = await mailFrame(page, id)
+      const opened = page.waitForEvent('popup')
+      await frame.locator('#confirm').click()
+      const popup = await opened
+      await popup.waitForLoadState()
+      expect(popup.url()).toBe(confirm)
+      expect(await popup.title()).toBe('ran')
+      expect(await popup.evaluate(() => (window as unknown as { seen: unknown }).seen)).toEqual({ referrer: '', opener: false })
+      await popup.close()
+    } finally {
+      await page.close()
+      await new Promise((resolve) => app.close(resolve))
     }
   })
 })

@@ -10,13 +10,18 @@ import { toSafeHtml } from './sanitize.js'
 
 /**
  * The policy of `/html`: images, styles and fonts load; scripts, plugins,
- * frames and form posts do not. Links may open a new tab, which stays in the
- * sandbox (no script, no origin): nothing a mail links to runs in svc's origin.
+ * frames and form posts do not. Links open as ordinary tabs of their own
+ * origin (the linked app runs its script): what they open of svc's own is
+ * sandboxed by the policy of the route that serves it.
  */
-const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups"
+const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; form-action 'none'; sandbox allow-popups allow-popups-to-escape-sandbox"
 
-/** Attachments open as inert documents of no origin, unless their type is one a browser shows inert. */
-const ATTACHMENT_POLICY = "sandbox; script-src 'none'; object-src 'none'"
+/**
+ * Everything else of a mail's (attachments, source, download) opens as an
+ * inert document of no origin, whatever its type: a link of the mail may
+ * open it as a top-level tab of svc's address.
+ */
+const CONTENT_POLICY = "sandbox; script-src 'none'; object-src 'none'"
 
 /** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
 const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
@@ -126,7 +131,9 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     errors: { 404: noEmail },
     handler: async (_event, { params: { id } }) => {
       const raw = await requireRaw(id)
-      return new Response(new Uint8Array(raw), { headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff' } })
+      return new Response(new Uint8Array(raw), {
+        headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-security-policy': CONTENT_POLICY },
+      })
     },
   })
 
@@ -143,6 +150,7 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
         headers: {
           'content-type': 'message/rfc822',
           'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
+          'content-security-policy': CONTENT_POLICY,
         },
       })
     },
@@ -158,14 +166,13 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     handler: async (_event, { params: { id, filename } }) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
       const found = await store.requireAttachment(id, filename)
-      const served = servedType(found.contentType)
       return new Response(new Uint8Array(found.content), {
         headers: {
-          'content-type': served.type,
+          'content-type': servedType(found.contentType),
           'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
           'x-content-type-options': 'nosniff',
-          // An HTML or SVG attachment opened from the inbox must not run in svc's origin, next to the API.
-          ...(served.needsSandbox ? { 'content-security-policy': ATTACHMENT_POLICY } : {}),
+          // An attachment opened from the inbox or from a link of the mail must not run in svc's origin, next to the API.
+          'content-security-policy': CONTENT_POLICY,
         },
       })
     },

@@ -19,13 +19,20 @@ function isScriptValue(value: string): boolean {
   return SCRIPT_URL.test(value.replace(/[\u0000-\u0020\u007f-\u00a0]/g, ''))
 }
 
-function safeAttributes(attributes: Record<string, string>): Record<string, string> {
+/** Elements whose `href` is followed on a click. */
+const LINK_ELEMENTS = new Set(['a', 'area'])
+
+function safeAttributes(tagName: string, attributes: Record<string, string>): Record<string, string> {
   const kept: Record<string, string> = {}
   for (const [name, value] of Object.entries(attributes)) {
     const lower = name.toLowerCase()
     if (lower.startsWith('on') || lower === 'srcdoc' || isScriptValue(value)) continue
+    // Set below, whatever the mail said.
+    if (LINK_ELEMENTS.has(tagName) && (lower === 'target' || lower === 'rel')) continue
     kept[name] = value
   }
+  // A link opens as a tab of its own, which neither sees the inbox (noopener) nor learns where it came from (noreferrer).
+  if (LINK_ELEMENTS.has(tagName)) Object.assign(kept, { target: '_blank', rel: 'noopener noreferrer' })
   return kept
 }
 
@@ -39,7 +46,7 @@ const options: IOptions = {
   exclusiveFilter: (frame) => DROPPED_ELEMENTS.has(frame.tag) || (frame.tag === 'meta' && 'http-equiv' in frame.attribs),
   transformTags: {
     // A name no element has (`scr<script`, as a browser would read it) becomes a plain span.
-    '*': (tagName, attribs) => ({ tagName: ELEMENT_NAME.test(tagName) ? tagName : 'span', attribs: safeAttributes(attribs) }),
+    '*': (tagName, attribs) => ({ tagName: ELEMENT_NAME.test(tagName) ? tagName : 'span', attribs: safeAttributes(tagName.toLowerCase(), attribs) }),
   },
 }
 

@@ -41,20 +41,26 @@ function headersTable(email) {
   )
 }
 
+/** Says where a click on one of the mail's links goes. */
+const outsideNote = () => h('p', { class: 'mail-note' }, icon('external', 14), 'Links open in a new tab, outside svc, as they would from a mail client.')
+
 function tabContent(name, email) {
   if (name === 'html') {
-    // No scripts, no same origin: the mail cannot touch the inbox. Links open in a new tab that stays sandboxed,
-    // so nothing a mail links to (an attachment of svc's own, a page) runs script in svc's origin.
-    return h('iframe', {
-      class: 'mail-frame',
-      title: 'HTML body',
-      sandbox: 'allow-popups',
-      referrerpolicy: 'no-referrer',
-      src: api.htmlUrl(email.id),
-    })
+    return [
+      outsideNote(),
+      // No scripts, no same origin: the mail cannot touch the inbox. A link leaves the sandbox as an ordinary tab of
+      // its own origin (the linked app runs); whatever of svc's own it opens is served with a sandbox policy.
+      h('iframe', {
+        class: 'mail-frame',
+        title: 'HTML body',
+        sandbox: 'allow-popups allow-popups-to-escape-sandbox',
+        referrerpolicy: 'no-referrer',
+        src: api.htmlUrl(email.id),
+      }),
+    ]
   }
   if (name === 'text') return h('pre', { class: 'mail-text', text: email.text || '(This message has no plain-text body.)' })
-  if (name === 'links') return linkList(email)
+  if (name === 'links') return [outsideNote(), linkList(email)]
   if (name === 'headers') return headersTable(email)
   const source = h('pre', { class: 'mail-source', text: 'Loading…' })
   api.source(email.id).then(
@@ -65,10 +71,9 @@ function tabContent(name, email) {
 }
 
 /**
- * The message's links, opened from the inbox's own page: a normal tab, where
- * an app's reset or sign-up page runs its script (a link clicked in the HTML
- * body opens sandboxed). Only http(s) links are listed; svc serves nothing of
- * a mail's that runs script, so one pointing back at svc stays inert.
+ * The message's links, each opening as an ordinary tab of its own origin, as
+ * a click in the HTML body does. Only http(s) links are listed; svc serves
+ * nothing of a mail's that runs script, so one pointing back at svc stays inert.
  */
 function linkList(email) {
   const list = h('ul', { class: 'mail-links', 'aria-label': 'Links' }, h('li', { text: 'Loading…' }))
@@ -126,7 +131,7 @@ export function showMessage(container, email, actions) {
   function select(name) {
     preferredTab = name
     for (const button of buttons) button.setAttribute('aria-selected', String(button.dataset.tab === name))
-    body.replaceChildren(tabContent(name, email))
+    body.replaceChildren(...[tabContent(name, email)].flat())
   }
 
   const sender = email.from[0]

@@ -46,8 +46,10 @@ USER node
 WORKDIR /opt/svc
 EXPOSE 1025 1080
 # The probe reads the same SVC_* variables as svc, so ports, base pathname and
-# credentials need no repeating here.
-HEALTHCHECK --interval=10s --timeout=6s --start-period=10s --retries=3 CMD ["svc", "healthcheck"]
+# credentials need no repeating here. It gives each listener 5 s and says which
+# failed; the 30 s timeout only catches a probe that could not even start (a
+# starved machine).
+HEALTHCHECK --interval=10s --timeout=30s --start-period=30s --retries=3 CMD ["svc", "healthcheck"]
 # svc is PID 1 and stops on SIGTERM itself: transactions in flight finish, then exit 0.
 STOPSIGNAL SIGTERM
 CMD ["svc"]

@@ -14,7 +14,7 @@ export const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 
 /** How to make the container tests run where they skip. */
 export const ENABLE_HINT =
-  'install podman, runc, mmdebstrap and podman-compose as root (see .ci/run), or set SVC_TEST_CONTAINER=required to make these tests fail instead of skipping'
+  'to run them, install podman, runc, mmdebstrap and podman-compose and run as root, as .ci/run does (SVC_TEST_CONTAINER=required makes them fail instead of skipping)'
 
 /** What is missing for the container tests on this machine, or undefined when nothing is. */
 export function missingTools(): string | undefined {

@@ -14,6 +14,27 @@ import wait from './wait/index.js'
 import web from './web/index.js'
 import webhooks from './webhooks/index.js'
 
+/*
+ * The imports above are values, which the emitted declarations leave out.
+ * Imported for their own sake too, each built-in's declarations are loaded
+ * with these, and with them its `declare module 'svc-mail'` augmentation
+ * (options, services, hooks): whoever imports svc-mail gets them typed.
+ */
+import './api/index.js'
+import './auth/index.js'
+import './chaos/index.js'
+import './eviction/index.js'
+import './mcp/index.js'
+import './memory/index.js'
+import './persistence/index.js'
+import './postgres/index.js'
+import './relay/index.js'
+import './retention/index.js'
+import './socketio/index.js'
+import './wait/index.js'
+import './web/index.js'
+import './webhooks/index.js'
+
 /**
  * The built-in plugins, in set-up order: auth guards every web route before
  * any is served; persistence writes a message before eviction may drop one,

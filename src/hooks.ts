@@ -67,7 +67,7 @@ export interface SvcHooks {
   /** A message was accepted: after the `250`; nothing here delays or can refuse it. */
   'mail:accepted': (email: Email, arrival: MailArrival) => void | Promise<void>
   /** Messages went from unread to read (one, or every one by read-all). */
-  'mail:read': (event: { ids: string[] }) => void | Promise<void>
+  'mail:read': (event: { ids: string[]; read: boolean }) => void | Promise<void>
   /** Fields of a stored message changed after intake (`store.update`): a relay went out. */
   'mail:updated': (event: { id: string; changes: EmailUpdate }) => void | Promise<void>
   /** A message was removed, whatever the cause: a route, a tool, eviction, retention. */

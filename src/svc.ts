@@ -112,7 +112,7 @@ export class Svc {
     try {
       if (change.type === 'removed') {
         if (!this.unseenRemoteMail.delete(change.id)) await this.hooks.callHook('mail:deleted', { id: change.id, remote: true })
-      } else if (change.type === 'read') await this.hooks.callHook('mail:read', { ids: change.ids })
+      } else if (change.type === 'read' || change.type === 'unread') await this.hooks.callHook('mail:read', { ids: change.ids, read: change.type === 'read' })
       else {
         const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])
         if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })

@@ -14,6 +14,8 @@ export interface Attachment {
   contentId: string
   /** Decoded size in bytes. */
   size: number
+  /** Referenced from the HTML body by `cid:` (an image of the layout): shown in the body, not counted as an attachment. */
+  inline: boolean
 }
 
 export interface Envelope {
@@ -70,6 +72,7 @@ export interface EmailSummary {
   sizeHuman: string
   from: Address[]
   to: Address[]
+  /** Parts that are not inline. */
   attachmentCount: number
   /** The start of the plain-text body. */
   preview: string

@@ -82,10 +82,31 @@ it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, s
   await page.locator('.tab[data-tab=source]').click()
   await expect.poll(() => page.locator('.mail-source').textContent()).toContain('Content-Type: multipart/')
 
+  // The logo the body shows is an inline part, apart from the attachment proper.
+  expect(await page.locator('ul[aria-label=Attachments] .attachment-name').allTextContents()).toEqual(['notes.txt'])
+  expect(await page.locator('.inline-parts summary').textContent()).toBe('1 inline part, shown in the HTML body')
+  expect(await page.locator('ul[aria-label="Inline parts"] .attachment-name').allTextContents()).toEqual(['logo.png'])
+  expect(await row(page, 'Rich message').locator('.row-clip').getAttribute('title')).toBe('1 attachment')
+  const summary = await (await t.api(`/api/email/summary`)).json()
+  expect(summary.items[0].attachmentCount).toBe(1)
+  const record = await (await t.api(`/api/email/${id}`)).json()
+  expect(record.attachments.map((part: { filename: string; inline: boolean }) => [part.filename, part.inline])).toEqual([['logo.png', true], ['notes.txt', false]])
+
   const link = page.locator('.attachment', { hasText: 'notes.txt' })
   const href = await link.getAttribute('href')
   expect(href).toMatch(/\/api\/email\/[^/]+\/attachment\/notes\.txt$/)
   expect(await (await fetch(new URL(href!, t.baseUrl))).text()).toBe('attached notes')
+})
+
+it('shows no paper clip for a mail whose only part is an inline image', async () => {
+  const { attachments, ...branded } = withInlineImage('Branded only')
+  await t.send({ ...branded, attachments: attachments.filter((part) => part.cid) })
+  await openInbox()
+  await row(page, 'Branded only').waitFor()
+  expect(await row(page, 'Branded only').locator('.row-clip').count()).toBe(0)
+  await row(page, 'Branded only').click()
+  await page.locator('.inline-parts').waitFor()
+  expect(await page.locator('ul[aria-label=Attachments]').count()).toBe(0)
 })
 
 it('shows mail data as text, never as markup', async () => {
@@ -149,6 +170,31 @@ it('deletes one with the keyboard, several with checkboxes, all with a button; m
   await page.locator('dialog .button.primary').click()
   await expect.poll(() => page.locator('.empty').textContent()).toContain('No mail yet')
   expect((await t.svc.store.counts()).total).toBe(0)
+})
+
+it('marks a message unread again, and keeps the counts of every open page true', async () => {
+  const { id } = await t.send({ subject: 'Read me twice' })
+  await t.send({ subject: 'Another' })
+  const other = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+  try {
+    await other.goto(`${t.baseUrl}/`)
+    await other.locator('#live.on').waitFor()
+    await expect.poll(() => other.locator('#counts').textContent()).toBe('2 messages · 2 unread')
+    await openInbox(`#/email/${id}`)
+    await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Read me twice')
+    await expect.poll(() => page.locator('#counts').textContent()).toBe('2 messages · 1 unread')
+    await expect.poll(() => other.locator('#counts').textContent()).toBe('2 messages · 1 unread')
+    await expect.poll(() => row(other, 'Read me twice').getAttribute('class')).toContain(' read')
+    await page.locator('.message-toolbar button', { hasText: 'Mark as unread' }).click()
+    await expect.poll(() => other.locator('#counts').textContent()).toBe('2 messages · 2 unread')
+    await expect.poll(() => page.locator('#counts').textContent()).toBe('2 messages · 2 unread')
+    await expect.poll(() => row(other, 'Read me twice').getAttribute('class')).toContain('unread')
+    expect((await t.svc.store.summary(id))?.read).toBe(false)
+    await other.locator('#read-all').click()
+    await expect.poll(() => page.locator('#counts').textContent()).toBe('2 messages · 0 unread')
+  } finally {
+    await other.close()
+  }
 })
 
 it('opens a deep link #/email/<id> and moves with j and k', async () => {

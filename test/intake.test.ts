@@ -98,9 +98,9 @@ describe('the Email record of a realistic message', () => {
     expect(email.headers).not.toHaveProperty('bcc')
   })
 
-  it('describes attachments with exactly the six keys and unique generated names', () => {
+  it('describes attachments with exactly the seven keys and unique generated names', () => {
     for (const attachment of email.attachments) {
-      expect(Object.keys(attachment).sort()).toEqual(['contentDisposition', 'contentId', 'contentType', 'filename', 'generatedFileName', 'size'])
+      expect(Object.keys(attachment).sort()).toEqual(['contentDisposition', 'contentId', 'contentType', 'filename', 'generatedFileName', 'inline', 'size'])
     }
     const [logo, nameless, first, second] = email.attachments
     expect(logo).toEqual({
@@ -110,8 +110,10 @@ describe('the Email record of a realistic message', () => {
       contentDisposition: 'inline',
       contentId: 'logo@svc.test',
       size: PNG.length,
+      // The HTML body shows it by cid:.
+      inline: true,
     })
-    expect(nameless).toMatchObject({ contentType: 'text/csv', contentDisposition: 'attachment', contentId: '', size: 8 })
+    expect(nameless).toMatchObject({ contentType: 'text/csv', contentDisposition: 'attachment', contentId: '', size: 8, inline: false })
     expect(nameless!.generatedFileName).toMatch(/^attachment-\d+\.csv$/)
     expect(nameless!.filename).toBe(nameless!.generatedFileName)
     expect(first).toMatchObject({ filename: 'report.txt', generatedFileName: 'report.txt', size: 5 })
@@ -148,7 +150,8 @@ describe('the Email record of a realistic message', () => {
       sizeHuman: email.sizeHuman,
       from: email.from,
       to: email.to,
-      attachmentCount: 4,
+      // Four parts, the logo inline.
+      attachmentCount: 3,
       preview: 'Привет мир 👋 こんにちは世界 مرحبا بالعالم',
     })
   })

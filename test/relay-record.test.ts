@@ -152,7 +152,7 @@ describe('relayedAt and relayedTo across a restart', () => {
     // What 3.1 left: the schema of its one step, without the relay's columns.
     const sql = postgres(url, { max: 1, onnotice: () => {} })
     try {
-      await sql`ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to`
+      await sql`ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to, DROP COLUMN inline_count`
       await sql`DELETE FROM svc_schema WHERE version > 1`
     } finally {
       await sql.end()

@@ -26,6 +26,8 @@ const INBOX: Array<Mail.Options & { received: string }> = [
     from: 'News <news@letters.test>',
     to: 'everyone@example.com',
     text: 'The weekly roundup; leave at http://letters.test/unsubscribe',
+    html: '<img src="cid:masthead@letters.test" alt="News"><p>The weekly roundup; leave at http://letters.test/unsubscribe</p>',
+    attachments: [{ filename: 'masthead.png', content: Buffer.from('89504e470d0a1a0a', 'hex'), contentType: 'image/png', cid: 'masthead@letters.test' }],
     received: '2026-11-22T08:00:00Z',
   },
 ]

@@ -95,6 +95,37 @@ describe('events', () => {
     expect(await until(deleted, 2)).toEqual(ids.map((id) => ({ id })))
   })
 
+  it('sends readMail once per change of read state, naming what changed; PATCH /unread marks unread again', async () => {
+    await t.api('/api/email/all', { method: 'DELETE' })
+    const socket = connect(t.baseUrl)
+    await connected(socket)
+    const events = record<{ ids: string[]; read: boolean }>(socket, 'readMail')
+    const { id: first } = await t.send({ subject: 'First' })
+    const { id: second } = await t.send({ subject: 'Second' })
+    await t.api(`/api/email/${first}`)
+    await t.api(`/api/email/${first}`)
+    const unread = await t.api(`/api/email/${first}/unread`, { method: 'PATCH' })
+    expect(unread.status).toBe(200)
+    expect(await unread.json()).toMatchObject({ id: first, subject: 'First', read: false })
+    // Unread already: 200 with the summary, and no event (nothing changed).
+    expect((await (await t.api(`/api/email/${first}/unread`, { method: 'PATCH' })).json()).read).toBe(false)
+    await t.api('/api/email/read-all', { method: 'PATCH' })
+    await t.api('/api/email/read-all', { method: 'PATCH' })
+    await until(events, 3)
+    // A last change, so that anything sent for the no-ops before it would have arrived by now.
+    await t.api(`/api/email/${second}/unread`, { method: 'PATCH' })
+    await until(events, 4)
+    expect(events.map(({ ids, read }) => ({ ids: [...ids].sort(), read }))).toEqual([
+      { ids: [first], read: true },
+      { ids: [first], read: false },
+      { ids: [first, second].sort(), read: true },
+      { ids: [second], read: false },
+    ])
+    const unknown = await t.api('/api/email/nope/unread', { method: 'PATCH' })
+    expect(unknown.status).toBe(404)
+    expect(await unknown.json()).toEqual({ error: expect.stringContaining('nope') })
+  })
+
   it('serves the browser client itself', async () => {
     const response = await t.api('/socket.io/socket.io.esm.min.js')
     expect(response.status).toBe(200)

@@ -78,7 +78,7 @@ describe('the postgres driver', () => {
       email('cc', 60, { cc: [{ address: 'boss@corp.test', name: 'The Boss' }], text: '100% off_sale today' }),
       email('bcc', 120, {
         envelope: { from: { address: 'x@sender.test' }, to: [{ address: 'hidden@bcc.test' }], host: 'h', remoteAddress: '127.0.0.1' },
-        attachments: [{ filename: 'Report.PDF', generatedFileName: 'Report.PDF', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 }],
+        attachments: [{ filename: 'Report.PDF', generatedFileName: 'Report.PDF', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10, inline: false }],
       }),
     ]
     for (const mail of mails) await add(driver, mail)
@@ -107,6 +107,31 @@ describe('the postgres driver', () => {
     expect(await ids('of%sale')).toEqual([])
     expect(await ids('o_f')).toEqual([])
     expect((await driver.page({ search: 'from:sender is:unread', limit: 1 })).total).toBe(2)
+  })
+
+  it('counts the inline parts of mail a 3.1 database kept apart once it is upgraded', async () => {
+    const db = await freshDatabase()
+    const logo = { filename: 'logo.png', generatedFileName: 'logo.png', contentType: 'image/png', contentDisposition: 'inline', contentId: '<Logo@Shop>', size: 10, inline: true }
+    const notes = { filename: 'notes.txt', generatedFileName: 'notes.txt', contentType: 'text/plain', contentDisposition: 'attachment', contentId: '', size: 5, inline: false }
+    const branded = email('branded', 0, { html: '<img src="CID:logo@shop">', attachments: [logo, notes] })
+    await add(await open({ url: db, inbox: 'kept' }), branded)
+    await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
+    // What 3.1 wrote: every part counted, no inline flag, the schema of its one step.
+    const sql = postgres(db, { max: 1, onnotice: () => {} })
+    try {
+      const body = { ...branded, attachments: [logo, notes].map(({ inline: _, ...part }) => part) }
+      await sql`UPDATE svc_mail SET attachment_count = 2, summary = ${sql.json({ ...(await sql`SELECT summary FROM svc_mail`)[0]!.summary, attachmentCount: 2 })}::json, body = ${sql.json(body as never)}::json`
+      await sql`ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to, DROP COLUMN inline_count`
+      await sql`DELETE FROM svc_schema WHERE version > 1`
+    } finally {
+      await sql.end()
+    }
+    const upgraded = await open({ url: db, inbox: 'kept' })
+    expect((await upgraded.page({})).items[0]).toMatchObject({ id: 'branded', attachmentCount: 1 })
+    expect((await upgraded.page({ search: 'has:inline' })).total).toBe(1)
+    expect((await upgraded.page({ search: 'has:attachment' })).total).toBe(1)
+    expect((await upgraded.page({ search: '-has:inline' })).total).toBe(0)
+    expect((await upgraded.get('branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
   })
 
   it('keeps inboxes apart in one database', async () => {

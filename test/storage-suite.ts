@@ -258,7 +258,7 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         for (const [query, expected] of searchFixtureCases) {
           expect(sorted(await pageIds({ search: query, sort: 'asc' })), query).toEqual(sorted(expected))
         }
-        expect(await store.page({ search: 'is:unread', limit: 2 })).toMatchObject({ total: 4, storeTotal: 5, unread: 4 })
+        expect(await store.page({ search: 'is:unread', limit: 2 })).toMatchObject({ total: 5, storeTotal: 6, unread: 5 })
         expect(await pageIds({ search: parseSearch('has:attachment') })).toEqual(['pdf'])
       })
 
@@ -347,7 +347,7 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
           cc: [{ address: 'cc@example.com', name: 'Copy' }],
           envelope: { from: { address: 'app@example.com' }, to: [{ address: 'hidden@example.com' }], host: 'app.test', remoteAddress: '10.0.0.7' },
         })
-        const seen = email('seen', 1, { read: true, text: 'a quarterly report', attachments: [{ filename: 'q3.pdf', generatedFileName: 'q3.pdf', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10 }] })
+        const seen = email('seen', 1, { read: true, text: 'a quarterly report', attachments: [{ filename: 'q3.pdf', generatedFileName: 'q3.pdf', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10, inline: false }] })
         await restore(bcc)
         await restore(seen, Buffer.from([0, 255, 13, 10]))
         expect(await counts()).toEqual({ total: 2, unread: 1 })

@@ -1,11 +1,10 @@
 import { HTTPError, type H3 } from 'h3'
 import { z } from 'zod'
-import { extractLinks, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
-import { bareContentId, inlineContentIds, referencedContentIds } from './html.js'
+import { bareContentId, extractLinks, inlineContentIds, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import { defineApiRoute } from './route.js'
-import { doneSchema, emailSchema, linksSchema } from './schemas.js'
+import { doneSchema, emailSchema, emailSummarySchema, linksSchema } from './schemas.js'
 import { toSafeHtml } from './sanitize.js'
 
 /**
@@ -28,8 +27,7 @@ const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'applic
 
 /** Replaces the `cid:` references of an HTML body by data URIs of the attachments they name. */
 async function inlineAttachments(store: MailStore, email: Email, html: string): Promise<string> {
-  const wanted = referencedContentIds(html)
-  const inline = email.attachments.filter((attachment) => attachment.contentId && wanted.has(bareContentId(attachment.contentId)))
+  const inline = email.attachments.filter((attachment) => attachment.inline)
   if (inline.length === 0) return html
   const dataUris = new Map<string, string>()
   for (const found of await store.attachments(email.id, inline.map((attachment) => attachment.generatedFileName))) {
@@ -81,6 +79,19 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     ok: { description: 'The email', schema: emailSchema },
     errors: { 404: noEmail },
     handler: async (_event, { params: { id } }) => (await store.read(id)) ?? fail(404, noEmailWithId(id).message),
+  })
+
+  defineApiRoute(app, {
+    method: 'PATCH',
+    path: '/api/email/:id/unread',
+    summary: 'Marks one email unread again',
+    params: idParams,
+    ok: { description: 'Its summary, now unread', schema: emailSummarySchema },
+    errors: { 404: noEmail },
+    handler: async (_event, { params: { id } }) => {
+      await store.markUnread(id)
+      return (await store.summary(id)) ?? fail(404, noEmailWithId(id).message)
+    },
   })
 
   defineApiRoute(app, {

@@ -16,6 +16,7 @@ const attachment = z
     contentDisposition: z.string(),
     contentId: z.string(),
     size: z.int().nonnegative().meta({ description: 'Decoded size in bytes' }),
+    inline: z.boolean().meta({ description: 'Referenced from the HTML body by cid: (shown in it, e.g. a logo); not counted in attachmentCount' }),
   })
   .meta({ id: 'Attachment' }) satisfies z.ZodType<Attachment>
 
@@ -31,7 +32,7 @@ export const emailSummarySchema = z
     sizeHuman: z.string().meta({ example: '1.45 KB' }),
     from: z.array(address),
     to: z.array(address),
-    attachmentCount: z.int().nonnegative(),
+    attachmentCount: z.int().nonnegative().meta({ description: 'Attachments that are not inline (a part the HTML body shows by cid: is inline)' }),
     preview: z.string().meta({ description: 'The start of the plain-text body' }),
   })
   .meta({ id: 'EmailSummary', description: 'The bounded projection of an email used by listings and live events' }) satisfies z.ZodType<EmailSummary>

@@ -3,6 +3,7 @@ import {
   compileSearch,
   defineStorageDriver,
   hiddenRecipients,
+  inlineCount,
   parseSearch,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
@@ -227,6 +228,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
         envelope: email.envelope,
         hidden: hiddenRecipients(email),
         filenames: orNone(attachmentNames(email)),
+        inlineCount: inlineCount(email),
         search,
         filter,
         packed,
@@ -244,6 +246,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
         envelope,
         hidden: hiddenRecipients({ to: summary.to, cc, envelope }),
         filenames: orNone(kept.filenames),
+        inlineCount: kept.inlineCount,
         search: '',
         filter: '',
         packed: '',
@@ -275,6 +278,13 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     async markRead(id) {
       const entry = byId.get(id)
       return entry ? setRead(entry) : false
+    },
+    async markUnread(id) {
+      const entry = byId.get(id)
+      if (!entry?.summary.read) return false
+      entry.summary.read = false
+      unread++
+      return true
     },
     async markAllRead() {
       const changed: string[] = []

@@ -80,9 +80,9 @@ export default definePlugin({
         if (origin !== 'reload') await track(email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
       }),
       // Kept in the sidecar, so a restart gives the read state back; one at a time, read-all may name thousands.
-      hooks.hook('mail:read', async ({ ids }) => {
+      hooks.hook('mail:read', async ({ ids, read }) => {
         for (const id of ids) {
-          await track(id, () => writeMetaRead(dir, id, true)).catch((error: Error) => {
+          await track(id, () => writeMetaRead(dir, id, read)).catch((error: Error) => {
             logger.warn(`Could not keep the read state of ${id}: ${error.message}`)
           })
         }

@@ -89,7 +89,7 @@ function statMailFile(dir: string, id: string, logger: ConsolaInstance): MailFil
  * was read gives way to the `.eml`, parsed with what the head kept.
  */
 function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstance): KeptMail {
-  const { read, size, cc, envelope, filenames } = head
+  const { read, size, cc, envelope, filenames, inlineCount } = head
   const { id: _, time, ...summary } = head.summary
   const raw = () =>
     readRegularFile(mailFilePath(dir, id)).catch((error: Error) => {
@@ -107,6 +107,7 @@ function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstan
     cc,
     envelope,
     filenames,
+    inlineCount,
     email: async () => (await readMetaRecord(dir, id, size)) ?? reparse(),
     raw,
   }

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { attachmentNames, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc-mail/kit'
+import { attachmentNames, inlineCount, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc-mail/kit'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**
@@ -27,6 +27,7 @@ export interface MetaHead {
   cc: Address[]
   envelope: Envelope
   filenames: string[]
+  inlineCount: number
 }
 
 /** The second line: the fields of the record the head does not hold. */
@@ -50,7 +51,7 @@ export async function writeMetaFile(dir: string, email: Email): Promise<void> {
   if (!isSafeId(email.id)) throw new Error(`Refusing to write a metadata file for the unsafe id ${JSON.stringify(email.id)}`)
   const { read, ...summary } = toSummary(email)
   const { cc, envelope, date, text, html, headers, priority, attachments, relayedAt, relayedTo } = email
-  const head = JSON.stringify({ parser: RECORD_VERSION, size: email.size, summary, cc, envelope, filenames: attachmentNames(email) })
+  const head = JSON.stringify({ parser: RECORD_VERSION, size: email.size, summary, cc, envelope, filenames: attachmentNames(email), inlineCount: inlineCount(email) })
   // JSON.stringify never writes a raw line break, so the first one ends the head.
   const body = JSON.stringify({ date, text, html, headers, priority, attachments, relayedAt, relayedTo } satisfies MetaBody)
   const temp = join(dir, `.${email.id}.json.tmp`)
@@ -152,6 +153,7 @@ function trustedHead(line: string, id: string, size: number): MetaHead | undefin
   if (parser !== RECORD_VERSION || head.size !== size || typeof read !== 'boolean') return undefined
   if (summary?.id !== id || summary.size !== size || Number.isNaN(Date.parse(summary.time))) return undefined
   if (!Array.isArray(summary.from) || !Array.isArray(summary.to) || !Array.isArray(head.cc) || !Array.isArray(head.filenames)) return undefined
+  if (typeof head.inlineCount !== 'number') return undefined
   if (!Array.isArray(head.envelope?.to)) return undefined
   return head
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import postgres, { type Fragment, type Sql } from 'postgres'
 import {
   defineStorageDriver,
+  inlineCount,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
   toEmail,
@@ -133,7 +134,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       return
     }
     if (parsed.inbox !== inbox || parsed.origin === origin) return
-    if (parsed.type === 'read') return tell({ type: 'read', ids: parsed.ids })
+    if (parsed.type === 'read' || parsed.type === 'unread') return tell({ type: parsed.type, ids: parsed.ids })
     for (const id of parsed.ids) {
       if (parsed.type === 'removed') forgetDuringListing(id)
       tell({ type: parsed.type, id })
@@ -197,9 +198,9 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
         try {
           await sql`
             WITH added AS (
-              INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, summary, body, raw, search,
+              INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
                 from_text, to_text, cc_text, subject_text, filename_text)
-              VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${attachments.length},
+              VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${summary.attachmentCount}, ${inlineCount(email)},
                 ${sql.json(summary as never)}::json, ${sql.json(body as never)}::json, ${raw}, ${search},
                 ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
               RETURNING id
@@ -236,6 +237,15 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
         () => sql`
           WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${id} AND NOT read RETURNING id)
           SELECT pg_notify(${CHANNEL}, ${notice('read', id)}) FROM changed`,
+      )
+      return rows.length > 0
+    },
+    async markUnread(id) {
+      const rows = await run(
+        'mark an email unread',
+        () => sql`
+          WITH changed AS (UPDATE svc_mail SET read = false WHERE inbox = ${inbox} AND id = ${id} AND read RETURNING id)
+          SELECT pg_notify(${CHANNEL}, ${notice('unread', id)}) FROM changed`,
       )
       return rows.length > 0
     },

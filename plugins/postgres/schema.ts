@@ -92,6 +92,20 @@ const MIGRATIONS: string[] = [
   `
   ALTER TABLE svc_mail ADD COLUMN relayed_at timestamptz, ADD COLUMN relayed_to json;
   `,
+  // 3: parts the HTML body shows inline (`cid:`) are counted apart from attachments. Rows kept before are
+  // read the way svc reads them (a part is inline when the HTML body names its content id after `cid:`).
+  `
+  ALTER TABLE svc_mail ADD COLUMN inline_count integer NOT NULL DEFAULT 0;
+  UPDATE svc_mail SET inline_count = (
+      SELECT count(*) FROM json_array_elements(body -> 'attachments') AS part
+      WHERE part ->> 'contentId' <> ''
+        AND strpos(lower(body ->> 'html'), 'cid:' || lower(btrim(part ->> 'contentId', '<>'))) > 0
+    )
+    WHERE attachment_count > 0;
+  UPDATE svc_mail SET attachment_count = attachment_count - inline_count,
+      summary = regexp_replace(summary::text, '"attachmentCount":\\s*\\d+', '"attachmentCount": ' || (attachment_count - inline_count))::json
+    WHERE inline_count > 0;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

@@ -47,6 +47,8 @@ function termCondition(sql: Sql, term: SearchTerm): Fragment {
       return term.read ? sql`read` : sql`NOT read`
     case 'attachment':
       return sql`attachment_count > 0`
+    case 'inline':
+      return sql`inline_count > 0`
     case 'received':
       return term.op === 'before' ? sql`received < ${term.at}` : sql`received >= ${term.at}`
     case 'size':

@@ -9,6 +9,7 @@ const isJsonp = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://svc').
 export interface SocketEvents {
   newMail: (summary: EmailSummary) => void
   deleteMail: (event: { id: string }) => void
+  readMail: (event: { ids: string[]; read: boolean }) => void
 }
 
 declare module 'svc-mail' {
@@ -26,7 +27,8 @@ declare module 'svc-mail' {
  * Live events at `<base_pathname>/socket.io`: `newMail` with the summary of
  * every message accepted (after its `250`), `deleteMail` with `{ id }` for
  * every removal, whatever its cause (the store has one removal path that
- * fires `mail:deleted`).
+ * fires `mail:deleted`), `readMail` with `{ ids, read }` for every change of
+ * read state (one event per operation, naming the messages it changed).
  */
 export default definePlugin({
   name: 'socketio',
@@ -51,6 +53,9 @@ export default definePlugin({
       }),
       hooks.hook('mail:deleted', ({ id }) => {
         io.emit('deleteMail', { id })
+      }),
+      hooks.hook('mail:read', ({ ids, read }) => {
+        if (io.engine.clientsCount > 0) io.emit('readMail', { ids, read })
       }),
     ]
 

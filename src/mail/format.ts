@@ -1,4 +1,5 @@
-import type { Email, EmailBody, EmailSummary } from '../types.js'
+import type { Attachment, Email, EmailBody, EmailSummary } from '../types.js'
+import { markInline } from './content-id.js'
 
 const PREVIEW_LENGTH = 200
 
@@ -20,18 +21,27 @@ export function toSummary(email: Email): EmailSummary {
     sizeHuman: email.sizeHuman,
     from: email.from,
     to: email.to,
-    attachmentCount: email.attachments.length,
+    attachmentCount: email.attachments.filter((attachment) => !attachment.inline).length,
     preview: previewOf(email.text),
   }
 }
 
-/** The full record from its summary and the rest, fields in the order parseEmail gives them. */
+/**
+ * The full record from its summary and the rest, fields in the order
+ * parseEmail gives them. Parts of a record kept by 3.1 have no `inline`:
+ * it is read from the HTML body as parseEmail reads it.
+ */
 export function toEmail(summary: EmailSummary, body: EmailBody): Email {
   const { id, time, read, subject, from, to, size, sizeHuman } = summary
-  const { cc, date, text, html, headers, priority, attachments, envelope, relayedAt, relayedTo } = body
+  const { cc, date, text, html, headers, priority, envelope, relayedAt, relayedTo } = body
+  const kept: Array<Omit<Attachment, 'inline'> & { inline?: boolean }> = body.attachments
+  const attachments = kept.every((attachment) => typeof attachment.inline === 'boolean') ? body.attachments : markInline(kept, html)
   const email: Email = { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
   return relayedAt === undefined ? email : { ...email, relayedAt, relayedTo }
 }
+
+/** How many parts the HTML body shows inline: `has:inline`. */
+export const inlineCount = (email: Pick<Email, 'attachments'>): number => email.attachments.filter((attachment) => attachment.inline).length
 
 /** The name `filename:` searches of each attachment: its own, else the one svc generated. */
 export function attachmentNames(email: Pick<Email, 'attachments'>): string[] {

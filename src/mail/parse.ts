@@ -6,6 +6,7 @@ import libmime from 'libmime'
 import type { Headers } from 'mailparser'
 import addressparser from 'nodemailer/lib/addressparser'
 import type { Address, Email, Envelope } from '../types.js'
+import { markInline } from './content-id.js'
 import { formatSize } from './format.js'
 import { readMime, type MimeAttachment, type MimeMessage } from './mime.js'
 
@@ -36,7 +37,7 @@ export interface ParseInput {
  * what a given message gives, so that records kept from an earlier version
  * (the mail directory's sidecars) are made again.
  */
-export const RECORD_VERSION = 1
+export const RECORD_VERSION = 2
 
 /** Turns a raw RFC 822 message into svc's Email record. */
 export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
@@ -60,14 +61,17 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
     html: parsed.html ?? '',
     headers,
     priority: priorityOf(parsed.headers),
-    attachments: parsed.attachments.map((attachment) => ({
-      filename: attachment.filename ?? attachment.generatedFileName,
-      generatedFileName: attachment.generatedFileName,
-      contentType: attachment.contentType,
-      contentDisposition: attachment.contentDisposition ?? 'attachment',
-      contentId: attachment.cid ?? '',
-      size: attachment.size,
-    })),
+    attachments: markInline(
+      parsed.attachments.map((attachment) => ({
+        filename: attachment.filename ?? attachment.generatedFileName,
+        generatedFileName: attachment.generatedFileName,
+        contentType: attachment.contentType,
+        contentDisposition: attachment.contentDisposition ?? 'attachment',
+        contentId: attachment.cid ?? '',
+        size: attachment.size,
+      })),
+      parsed.html || '',
+    ),
     envelope,
     size: raw.length,
     sizeHuman: formatSize(raw.length),

@@ -4,7 +4,7 @@
  * words read the precomputed lower-case search text (after the store's own
  * prefilter, when it has one).
  */
-import { attachmentNames, toSearchText, toSummary } from '../mail/format.js'
+import { attachmentNames, inlineCount, toSearchText, toSummary } from '../mail/format.js'
 import type { Address, Email, EmailSummary } from '../types.js'
 import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from './parse.js'
 
@@ -12,6 +12,8 @@ import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from
 export interface SearchTarget {
   /** Subject, from, to, read state, size and attachment count. */
   summary: EmailSummary
+  /** Parts shown inline by the HTML body (`has:inline`). */
+  inlineCount: number
   /** Time of receipt, epoch ms. */
   at: number
   cc: readonly Address[]
@@ -57,6 +59,7 @@ export function hiddenRecipients(email: Pick<Email, 'to' | 'cc' | 'envelope'>): 
 export function searchTarget(email: Email): SearchTarget {
   return {
     summary: toSummary(email),
+    inlineCount: inlineCount(email),
     at: Date.parse(email.time) || 0,
     cc: email.cc,
     hidden: hiddenRecipients(email),
@@ -114,6 +117,8 @@ function termMatcher<T extends SearchTarget>(term: SearchTerm, { prefilter }: Co
       return term.read ? (target) => target.summary.read : (target) => !target.summary.read
     case 'attachment':
       return (target) => target.summary.attachmentCount > 0
+    case 'inline':
+      return (target) => target.inlineCount > 0
     case 'received': {
       const { at } = term
       return term.op === 'before' ? (target) => target.at < at : (target) => target.at >= at
@@ -126,7 +131,7 @@ function termMatcher<T extends SearchTarget>(term: SearchTerm, { prefilter }: Co
 }
 
 /** Cheapest first: flags and numbers, then plain words, then field substrings. */
-const COST: Record<SearchTerm['kind'], number> = { read: 0, attachment: 0, received: 0, size: 0, text: 1, field: 2 }
+const COST: Record<SearchTerm['kind'], number> = { read: 0, attachment: 0, inline: 0, received: 0, size: 0, text: 1, field: 2 }
 
 /**
  * The order terms are tested in. With a store's prefilter, a word or field

@@ -26,8 +26,10 @@ export type SearchTerm =
   | { kind: 'field'; field: SearchField; value: string; negated: boolean }
   /** `is:read`, `is:unread`. */
   | { kind: 'read'; read: boolean; negated: boolean }
-  /** `has:attachment`: at least one attachment. */
+  /** `has:attachment`: at least one part that is not inline. */
   | { kind: 'attachment'; negated: boolean }
+  /** `has:inline`: at least one part the HTML body shows inline (`cid:`). */
+  | { kind: 'inline'; negated: boolean }
   /** `before:` time of receipt earlier than `at`; `after:` at or later than `at` (epoch ms). */
   | { kind: 'received'; op: 'before' | 'after'; at: number; negated: boolean }
   /** `larger:` raw size greater than `bytes`; `smaller:` less than `bytes`. */
@@ -142,7 +144,8 @@ function operatorTerm({ operator, value, negated, quoted }: Token): SearchTerm |
     case 'is':
       return value === 'read' || value === 'unread' ? { kind: 'read', read: value === 'read', negated } : undefined
     case 'has':
-      return value === 'attachment' || value === 'attachments' ? { kind: 'attachment', negated } : undefined
+      if (value === 'attachment' || value === 'attachments') return { kind: 'attachment', negated }
+      return value === 'inline' ? { kind: 'inline', negated } : undefined
     case 'before':
     case 'after': {
       const at = parseSearchDate(value)
@@ -201,6 +204,8 @@ export function formatSearch(query: SearchQuery): string {
           return `${sign}is:${term.read ? 'read' : 'unread'}`
         case 'attachment':
           return `${sign}has:attachment`
+        case 'inline':
+          return `${sign}has:inline`
         case 'received':
           return `${sign}${term.op}:${new Date(term.at).toISOString()}`
         case 'size':

@@ -46,6 +46,8 @@ export interface KeptMail {
   envelope: Envelope
   /** Attachment file names, for `filename:` (`filename`, else `generatedFileName`). */
   filenames: string[]
+  /** Parts shown inline by the HTML body, for `has:inline`. */
+  inlineCount: number
   /** The full record; undefined when it can no longer be read. */
   email(): Promise<Email | undefined>
   /** The bytes as received; undefined when they can no longer be read. */
@@ -72,6 +74,7 @@ export interface InboxCounts {
 export type StorageChange =
   | { type: 'added'; id: string }
   | { type: 'read'; ids: string[] }
+  | { type: 'unread'; ids: string[] }
   | { type: 'removed'; id: string }
 
 /**
@@ -115,6 +118,8 @@ export interface StorageDriver {
   attachment?(id: string, filename: string): Promise<AttachmentContent | undefined>
   /** True when it was unread and now is read; false for an unknown or read id. */
   markRead(id: string): Promise<boolean>
+  /** True when it was read and now is unread; false for an unknown or unread id. Without it, mail cannot be marked unread. */
+  markUnread?(id: string): Promise<boolean>
   /** Marks every message read; resolves the ids that changed. */
   markAllRead(): Promise<string[]>
   /**

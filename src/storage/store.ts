@@ -49,6 +49,8 @@ export interface MailStore {
   /** `attachment`, throwing MailNotFoundError that names what is missing: the email or its attachment. */
   requireAttachment(id: string, filename: string): Promise<FoundAttachment>
   markRead(id: string): Promise<boolean>
+  /** True when it was read and now is unread (`mail:read` with `read: false`). */
+  markUnread(id: string): Promise<boolean>
   /** Resolves how many changed. */
   markAllRead(): Promise<number>
   /**
@@ -127,12 +129,18 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
     },
     async markRead(id) {
       const changed = await driver.markRead(id)
-      if (changed) await hooks.callHook('mail:read', { ids: [id] })
+      if (changed) await hooks.callHook('mail:read', { ids: [id], read: true })
+      return changed
+    },
+    async markUnread(id) {
+      if (!driver.markUnread) throw new Error(`The ${driver.name} storage cannot mark mail unread`)
+      const changed = await driver.markUnread(id)
+      if (changed) await hooks.callHook('mail:read', { ids: [id], read: false })
       return changed
     },
     async markAllRead() {
       const ids = await driver.markAllRead()
-      if (ids.length > 0) await hooks.callHook('mail:read', { ids })
+      if (ids.length > 0) await hooks.callHook('mail:read', { ids, read: true })
       return ids.length
     },
     async update(id, changes) {

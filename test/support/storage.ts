@@ -1,5 +1,5 @@
 import { createSvcHooks } from '../../src/hooks.js'
-import { attachmentNames, formatSize, toSummary } from '../../src/mail/format.js'
+import { attachmentNames, formatSize, inlineCount, toSummary } from '../../src/mail/format.js'
 import type { KeptMail } from '../../src/storage/driver.js'
 import { createMailStore, type MailStore } from '../../src/storage/store.js'
 import type { Email } from '../../src/types.js'
@@ -56,6 +56,7 @@ export function keptMail(email: Email, raw: Buffer, reads: ContentReads = { emai
     cc: structuredClone(email.cc),
     envelope: structuredClone(email.envelope),
     filenames: attachmentNames(email),
+    inlineCount: inlineCount(email),
     async email() {
       reads.email++
       return structuredClone(email)

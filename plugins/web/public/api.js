@@ -43,6 +43,8 @@ export const api = {
   removeMany: (ids) => call('POST', at('api/email/delete'), { ids }),
   removeAll: () => call('DELETE', at('api/email/all')),
   readAll: () => call('PATCH', at('api/email/read-all')),
+  /** Marks one email unread again; resolves its summary. */
+  markUnread: (id) => call('PATCH', email(id, '/unread')),
   relay: (id, to) => call('POST', email(id, to ? `/relay/${encodeURIComponent(to)}` : '/relay')),
   config: () => call('GET', at('api/config')),
   htmlUrl: (id) => email(id, '/html'),

@@ -232,15 +232,10 @@ async function openEmail(id, { fromHash = false } = {}) {
   try {
     const email = await api.email(id)
     if (token !== openToken) return
-    const summary = itemAt(index)
-    if (summary && !summary.read) {
-      summary.read = true
-      state.unread = Math.max(0, state.unread - 1)
-      renderCounts()
-      list.update()
-    }
+    // The counts follow from the readMail event the read sends every page, this one included.
     showMessage(reader, email, {
       canRelay: Boolean(state.config.outgoingHost),
+      onUnread: () => markUnread(email.id),
       onDelete: () => deleteOpen(),
       onRelay: () => relay(email),
       onBack: closeEmail,
@@ -270,6 +265,26 @@ async function move(step) {
   if (!state.pages.has(page)) await loadPage(page)
   const item = itemAt(target)
   if (item) openEmail(item.id)
+}
+
+async function markUnread(id) {
+  try {
+    await api.markUnread(id)
+    toast('Marked as unread', 'success')
+  } catch (error) {
+    toast(`Could not mark unread: ${error.message}`, 'error')
+  }
+}
+
+/** A change of read state, from this page or any other: the rows in view and the counts follow it. */
+function applyRead({ ids, read }) {
+  const changed = new Set(ids)
+  for (const items of state.pages.values()) for (const item of items) if (changed.has(item.id)) item.read = read
+  state.unread = Math.max(0, state.unread + (read ? -ids.length : ids.length))
+  renderCounts()
+  list.update()
+  // What a filter on read state shows changed with it.
+  if (state.unreadOnly || /(^|\s)-?is:/i.test(state.search)) scheduleReload()
 }
 
 async function deleteOpen() {
@@ -402,6 +417,7 @@ document.addEventListener('keydown', (event) => {
     '#': deleteOpen,
     '/': () => searchInput.focus(),
     x: () => state.openId && toggleChecked(state.openId),
+    u: () => state.openId && markUnread(state.openId),
     Escape: () => (state.checked.size ? $('clear-selection').click() : closeEmail()),
   }
   const action = actions[event.key]
@@ -440,6 +456,7 @@ socket.on('connect_error', () => {
   live.className = 'live off'
 })
 socket.on('newMail', scheduleReload)
+socket.on('readMail', applyRead)
 socket.on('deleteMail', ({ id }) => {
   state.checked.delete(id)
   if (id === state.openId) {

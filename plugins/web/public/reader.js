@@ -96,31 +96,44 @@ function linkList(email) {
   return list
 }
 
-function attachmentList(email) {
-  if (email.attachments.length === 0) return null
+/** Types an `<img>` shows; whatever a file holds, an image element runs none of it. */
+const isImage = (attachment) => /^image\//i.test(attachment.contentType)
+
+function attachmentChip(email, attachment) {
+  const name = attachment.filename || attachment.generatedFileName
+  const href = api.attachmentUrl(email.id, attachment.generatedFileName || name)
   return h(
-    'ul',
-    { class: 'attachments', 'aria-label': 'Attachments' },
-    email.attachments.map((attachment) => {
-      const name = attachment.filename || attachment.generatedFileName
-      return h(
-        'li',
-        {},
-        h(
-          'a',
-          { class: 'attachment', href: api.attachmentUrl(email.id, attachment.generatedFileName || name), download: name, title: `${name} (${attachment.contentType})` },
-          icon('file'),
-          h('span', { class: 'attachment-name', text: name }),
-          h('span', { class: 'attachment-size', text: bytes(attachment.size) }),
-        ),
-      )
-    }),
+    'li',
+    {},
+    h(
+      'a',
+      { class: 'attachment', href, download: name, title: `${name} (${attachment.contentType})` },
+      isImage(attachment) ? h('img', { class: 'attachment-thumb', src: href, alt: '', loading: 'lazy', decoding: 'async' }) : icon('file'),
+      h('span', { class: 'attachment-name', text: name }),
+      h('span', { class: 'attachment-size', text: bytes(attachment.size) }),
+    ),
   )
+}
+
+/** Attachments proper, then apart from them the parts the HTML body shows inline (a logo, a banner). */
+function attachmentLists(email) {
+  const attached = email.attachments.filter((attachment) => !attachment.inline)
+  const inline = email.attachments.filter((attachment) => attachment.inline)
+  return [
+    attached.length > 0 && h('ul', { class: 'attachments', 'aria-label': 'Attachments' }, attached.map((attachment) => attachmentChip(email, attachment))),
+    inline.length > 0 &&
+      h(
+        'details',
+        { class: 'inline-parts' },
+        h('summary', { text: `${inline.length} inline ${inline.length === 1 ? 'part' : 'parts'}, shown in the HTML body` }),
+        h('ul', { class: 'attachments', 'aria-label': 'Inline parts' }, inline.map((attachment) => attachmentChip(email, attachment))),
+      ),
+  ]
 }
 
 /**
  * Shows `email` in `container`.
- * @param {{ canRelay: boolean, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
+ * @param {{ canRelay: boolean, onUnread: () => void, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
  */
 export function showMessage(container, email, actions) {
   const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
@@ -147,6 +160,7 @@ export function showMessage(container, email, actions) {
         actions.canRelay &&
           h('button', { class: 'button', type: 'button', title: 'Send this message to a real mailbox', onclick: actions.onRelay }, icon('send'), 'Relay'),
         h('a', { class: 'button', href: api.downloadUrl(email.id), download: `${email.id}.eml`, title: 'Download as .eml' }, icon('download'), 'Download'),
+        h('button', { class: 'button', type: 'button', title: 'Mark as unread (u)', onclick: actions.onUnread }, icon('unread'), h('span', { class: 'label', text: 'Mark as unread' })),
         h('button', { class: 'button danger', type: 'button', title: 'Delete (Del or #)', onclick: actions.onDelete }, icon('trash'), 'Delete'),
       ),
       h('h1', { class: 'message-subject', text: email.subject || '(no subject)' }),
@@ -165,7 +179,7 @@ export function showMessage(container, email, actions) {
       ),
       email.relayedAt &&
         h('p', { class: 'message-relayed', text: `Relayed to ${people(email.relayedTo ?? [])} at ${longTime(email.relayedAt)}` }),
-      attachmentList(email),
+      attachmentLists(email),
       h('div', { class: 'tabs', role: 'tablist' }, buttons),
       body,
     ),
@@ -179,6 +193,7 @@ export function showPlaceholder(container, title, detail) {
     ['j', 'k', 'next / previous'],
     ['Del', '#', 'delete'],
     ['x', null, 'select'],
+    ['u', null, 'mark as unread'],
     ['/', null, 'search'],
   ]
   container.replaceChildren(

@@ -1,6 +1,9 @@
+import type { Attachment } from '../types.js'
+
 /**
- * `cid:` references of an HTML body, which become the inline attachment
- * itself. Making the body inert is sanitize.ts's work.
+ * `cid:` references of an HTML body: they make a part inline (shown in the
+ * body, not as an attachment), and the web view puts the part itself in
+ * their place.
  */
 
 /** `cid:` references, as they appear in src, href, background or CSS `url()`. */
@@ -26,3 +29,10 @@ function decodeContentId(id: string): string {
 
 /** A content id as the attachment list stores it, without `<` `>`. */
 export const bareContentId = (contentId: string): string => contentId.replace(/^<|>$/g, '')
+
+/** Each part with `inline` set: true when the HTML body refers to its content id (in any case, as senders vary it). */
+export function markInline<T extends Omit<Attachment, 'inline'>>(attachments: T[], html: string): Array<T & Pick<Attachment, 'inline'>> {
+  if (attachments.length === 0) return []
+  const referenced = new Set(attachments.some((attachment) => attachment.contentId) ? [...referencedContentIds(html)].map((id) => id.toLowerCase()) : [])
+  return attachments.map((attachment) => ({ ...attachment, inline: attachment.contentId !== '' && referenced.has(bareContentId(attachment.contentId).toLowerCase()) }))
+}

@@ -6,6 +6,7 @@ import { ask, h, icon, toast } from './dom.js'
 import { count, people, personShort, shortTime } from './format.js'
 import { createVirtualList } from './list.js'
 import { showMessage, showPlaceholder } from './reader.js'
+import { setupThemeSwitch } from './theme.js'
 import { io } from './socket.io/socket.io.esm.min.js'
 
 const PAGE_SIZE = 100
@@ -469,6 +470,7 @@ socket.on('deleteMail', ({ id }) => {
 
 // ---- start ----
 
+setupThemeSwitch($('theme'))
 showPlaceholder(reader, 'Select a message to read it')
 api.config().then(
   (config) => {

@@ -58,6 +58,12 @@ async function inspect(container: string, format: string): Promise<string> {
   return (await podman(['inspect', '--format', format, container])).stdout.trim()
 }
 
+/** Removes a compose project's containers and volumes, and the network `down` leaves behind. */
+async function composeDown(compose: (args: string[]) => Promise<unknown>, project: string) {
+  await compose(['down', '--volumes']).catch(() => undefined)
+  await podman(['network', 'rm', '--force', `${project}_default`], { allowFailure: true })
+}
+
 describe.skipIf(missing && !required)('the container image', () => {
   let base: string
   beforeAll(async () => {
@@ -123,7 +129,7 @@ describe.skipIf(missing && !required)('the container image', () => {
     const project = `svc-test-compose-${suffix}`
     let env: NodeJS.ProcessEnv
     const compose = (args: string[]) => run('podman-compose', ['--podman-args=--runtime runc', '--file', 'docs/docker/compose.yml', '--project-name', project, ...args], { env })
-    afterAll(() => compose(['down', '--volumes']).catch(() => undefined))
+    afterAll(() => composeDown(compose, project))
 
     it('serves one svc whose mail outlives `down` and `up`', async () => {
       const [smtp, web] = [await freePort(), await freePort()]
@@ -144,7 +150,7 @@ describe.skipIf(missing && !required)('the container image', () => {
     let env: NodeJS.ProcessEnv
     const compose = (args: string[]) =>
       run('podman-compose', ['--podman-args=--runtime runc', '--file', 'docs/docker/compose.postgres.yml', '--project-name', project, ...args], { env })
-    afterAll(() => compose(['down', '--volumes']).catch(() => undefined))
+    afterAll(() => composeDown(compose, project))
 
     it('serves one inbox from two svc on PostgreSQL behind HAProxy, either instance answering', async () => {
       const images = await standInImages()
@@ -157,6 +163,10 @@ describe.skipIf(missing && !required)('the container image', () => {
         SVC_WEB_HOST_PORT: String(web),
       }
       await compose(['up', '--detach'])
+      // Both instances healthy by the image's HEALTHCHECK, as `docker compose up --wait` waits for.
+      for (const instance of ['svc1', 'svc2']) {
+        await waitFor(`${instance} healthy`, async () => ((await podman(['healthcheck', 'run', `${project}_${instance}_1`], { allowFailure: true })).code === 0 ? true : undefined))
+      }
       await healthz(web)
       // The balancer takes turns: one connection to each instance.
       for (const subject of ['Through the balancer 1', 'Through the balancer 2']) await send(smtp, subject)

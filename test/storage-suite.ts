@@ -20,13 +20,16 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
     let store: MailStore
     let deleted: string[]
     let read: string[]
+    let updated: string[]
 
     beforeEach(async () => {
       const hooks = createSvcHooks()
       deleted = []
       read = []
+      updated = []
       hooks.hook('mail:deleted', ({ id }) => void deleted.push(id))
       hooks.hook('mail:read', ({ ids }) => void read.push(...ids))
+      hooks.hook('mail:updated', ({ id }) => void updated.push(id))
       driver = await create()
       await driver.init?.()
       store = createMailStore(driver, hooks)
@@ -83,6 +86,29 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         expect((await store.read('e0'))!.read).toBe(true)
         expect(read).toEqual(['e0'])
         expect(await store.read('nope')).toBeUndefined()
+      })
+
+      it('keeps the fields set after intake (update) when it offers update, in the record alone', async () => {
+        await fill(2)
+        await store.restore(keptMail(email('kept', 3), Buffer.from('raw kept'), { email: 0, raw: 0 }))
+        const changes = { relayedAt: '2026-03-02T10:15:04.512Z', relayedTo: [{ address: 'qa@example.com' }] }
+        if (!driver.update) {
+          expect(await store.update('e0', changes)).toBe(false)
+          return
+        }
+        expect(await store.update('e0', changes)).toBe(true)
+        expect(await store.update('kept', changes)).toBe(true)
+        expect(await store.update('nope', changes)).toBe(false)
+        expect(updated).toEqual(['e0', 'kept'])
+        expect(await store.get('e0')).toEqual({ ...email('e0', 0), ...changes })
+        expect(await store.get('kept')).toEqual({ ...email('kept', 3), ...changes })
+        expect(await store.get('e1')).not.toHaveProperty('relayedAt')
+        expect(await store.summary('e0')).toEqual(toSummary(email('e0', 0)))
+        const later = { relayedAt: '2026-03-02T11:00:00.000Z', relayedTo: [{ address: 'other@example.com' }] }
+        await store.update('e0', later)
+        const all: Email[] = []
+        for await (const record of store.emails()) all.push(record)
+        expect(all.find((record) => record.id === 'e0')).toEqual({ ...email('e0', 0), ...later })
       })
 
       it('hands out records no caller can change behind its back', async () => {

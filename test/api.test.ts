@@ -26,9 +26,10 @@ beforeAll(async () => {
 })
 afterAll(() => t.stop())
 
-describe('GET /api/healthz', () => {
-  it('answers 200 { status: "ok" }', async () => {
+describe('GET /api/healthz and /api/readyz', () => {
+  it('answer 200 { status: "ok" } while the storage answers', async () => {
     expect(await json('/api/healthz')).toEqual({ status: 'ok' })
+    expect(await json('/api/readyz')).toEqual({ status: 'ok' })
   })
 })
 

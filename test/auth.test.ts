@@ -64,10 +64,13 @@ describe('with --web-user and --web-pass', () => {
     expect(await polling.text()).toMatch(/"sid"/)
   })
 
-  it('never asks for credentials on /api/healthz, and only there', async () => {
-    const response = await get(svc(), '/api/healthz')
-    expect(response.status).toBe(200)
-    expect(await response.json()).toEqual({ status: 'ok' })
+  it('never asks for credentials on the probes /api/healthz and /api/readyz, and only there', async () => {
+    for (const probe of ['/api/healthz', '/api/readyz']) {
+      const response = await get(svc(), probe)
+      expect(response.status, probe).toBe(200)
+      expect(await response.json()).toEqual({ status: 'ok' })
+    }
+    await expectUnauthorized(await get(svc(), '/api/readyzz'))
     expect((await get(svc(), '/api/healthz?x=1')).status).toBe(200)
     await expectUnauthorized(await get(svc(), '/api/healthzz'))
     const sneaky = await rawGet(svc().baseUrl, '/api/healthz/../email/summary')

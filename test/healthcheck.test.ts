@@ -61,7 +61,7 @@ describe('svc healthcheck', () => {
     expect(smtpDown.stderr.trim()).toBe(`svc is unhealthy: smtp [::1]:${dead}: ECONNREFUSED`)
     // SMTP up, no health route where it is looked for.
     expect(wrongPath.code).toBe(1)
-    expect(wrongPath.stderr.trim()).toBe(`svc is unhealthy: web http://127.0.0.1:${web}/api/healthz: 404 (expected 200)`)
+    expect(wrongPath.stderr.trim()).toBe(`svc is unhealthy: web http://127.0.0.1:${web}/api/healthz: 404 (expected 200): Not found: /api/healthz`)
   })
 
   it('reads the config file svc reads (svc.config.ts in the working folder, or --config)', async () => {
@@ -125,6 +125,17 @@ describe('svc healthcheck', () => {
     expect(both.stdout.trim()).toBe(`svc is healthy: web http://[::1]:${web}/api/healthz: 200; smtp [::1]:${smtp}: 220`)
     expect(smtpOnly.code, smtpOnly.stderr).toBe(0)
     expect(smtpOnly.stdout.trim()).toBe(`svc is healthy: smtp [::1]:${smtp}: 220`)
+  })
+
+  it('works whichever plugins run: the probes are the kernel\'s, so --disable-plugins api,web still answers healthz and readyz', async () => {
+    const [smtp, web] = [await freePort(), await freePort()]
+    const args = ['--smtp', String(smtp), '--web', String(web), '--disable-plugins', 'api,web']
+    await startSvc(args)
+    const [live, ready] = await Promise.all([healthcheck(args), healthcheck([...args, '--ready'])])
+    expect(live.code, live.stderr).toBe(0)
+    expect(live.stdout.trim()).toBe(`svc is healthy: web http://127.0.0.1:${web}/api/healthz: 200; smtp 127.0.0.1:${smtp}: 220`)
+    expect(ready.code, ready.stderr).toBe(0)
+    expect(ready.stdout.trim()).toBe(`svc is ready: web http://127.0.0.1:${web}/api/readyz: 200; smtp 127.0.0.1:${smtp}: 220`)
   })
 
   it('refuses a bad --timeout (exit 2) and says a port of 0 cannot be checked', async () => {

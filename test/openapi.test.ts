@@ -76,7 +76,7 @@ describe('GET /api/openapi.json', () => {
   it('has the relay route as two paths, and the routes of the REST documentation', () => {
     expect(doc.paths['/api/email/{id}/relay']?.post).toBeDefined()
     expect(doc.paths['/api/email/{id}/relay/{relayTo}']?.post?.parameters.map((p) => p.name)).toEqual(['id', 'relayTo'])
-    for (const path of ['/api/email/summary', '/api/email', '/api/email/wait', '/api/email/{id}', '/api/email/{id}/attachment/{filename}', '/api/healthz', '/api/openapi.json']) {
+    for (const path of ['/api/email/summary', '/api/email', '/api/email/wait', '/api/email/{id}', '/api/email/{id}/attachment/{filename}', '/api/healthz', '/api/readyz', '/api/openapi.json']) {
       expect(doc.paths[path], path).toBeDefined()
     }
     expect(Object.keys(doc.paths['/api/email/{id}']!).sort()).toEqual(['delete', 'get'])

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { io } from 'socket.io-client'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import type { SummaryPage } from '../src/types.js'
+import { runCli } from './support/cli.js'
 import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
 import { smallMessage } from './support/senders.js'
 import { connectSmtp, dotStuff } from './support/smtp.js'
@@ -137,4 +138,30 @@ it('answers 451 and 503 while the database is down, recovers by itself, and lose
   } finally {
     socket.close()
   }
+})
+
+it('is not ready while the database is down (readyz 503 naming it, svc healthcheck --ready exits 1) yet stays alive, and ready again once it is back', async () => {
+  const probe = (ready: boolean) =>
+    runCli(['healthcheck', ...(ready ? ['--ready'] : []), '--smtp', String(svc.smtpPort), '--web', String(new URL(svc.baseUrl).port)])
+  expect(await (await svc.api('/api/readyz')).json()).toEqual({ status: 'ok' })
+  const ready = await probe(true)
+  expect(ready.code, ready.stderr).toBe(0)
+  expect(ready.stdout).toMatch(/^svc is ready: web http:\/\/127\.0\.0\.1:\d+\/api\/readyz: 200; smtp 127\.0\.0\.1:\d+: 220$/m)
+
+  await server.stop()
+  try {
+    const down = await svc.api('/api/readyz')
+    expect(down.status).toBe(503)
+    const { error } = (await down.json()) as { error: string }
+    expect(error).toMatch(new RegExp(`^PostgreSQL at 127\\.0\\.0\\.1:${server.port}/\\w+ is unavailable .*could not count emails$`))
+    // Liveness is not readiness: the process is fine, restarting it would not help.
+    expect((await svc.api('/api/healthz')).status).toBe(200)
+    const [notReady, alive] = await Promise.all([probe(true), probe(false)])
+    expect(notReady.code).toBe(1)
+    expect(notReady.stderr.trim()).toMatch(new RegExp(`^svc is not ready: web http://127\\.0\\.0\\.1:\\d+/api/readyz: 503 \\(expected 200\\): PostgreSQL at 127\\.0\\.0\\.1:${server.port}/\\w+ is unavailable`))
+    expect(alive.code, alive.stderr).toBe(0)
+  } finally {
+    await server.start()
+  }
+  await expect.poll(async () => (await svc.api('/api/readyz')).status, { timeout: 15_000 }).toBe(200)
 })

@@ -31,13 +31,6 @@ export default definePlugin({
     })
     defineApiRoute(app, {
       method: 'GET',
-      path: '/api/healthz',
-      summary: 'Whether svc is up; never behind authentication',
-      ok: { description: 'Up', schema: z.object({ status: z.literal('ok') }) },
-      handler: () => ({ status: 'ok' }),
-    })
-    defineApiRoute(app, {
-      method: 'GET',
       path: '/api/config',
       summary: 'The running configuration: every option but the secret ones, with the ports in use',
       ok: { description: 'Option keys to values; file and directory options show only whether they are set', schema: z.record(z.string(), z.unknown()) },

@@ -1,7 +1,6 @@
 import type { H3, H3Route } from 'h3'
 import { z } from 'zod'
-import { packageVersion } from 'svc-mail/kit'
-import type { ApiRouteMeta } from './route.js'
+import { packageVersion, PROBE_PATHS, type ApiRouteMeta } from 'svc-mail/kit'
 import { errorSchema } from './schemas.js'
 
 type JsonSchema = Record<string, unknown>
@@ -102,7 +101,7 @@ export function openApiDocument(app: H3, basePathname: string): JsonSchema {
       }
     } else {
       const { status = 200, description, contentType = 'application/json', schema } = api.ok
-      const errors = { ...api.errors, ...(route === '/api/healthz' ? { 403: GUARD_ERRORS[403]! } : GUARD_ERRORS) }
+      const errors = { ...api.errors, ...(PROBE_PATHS.has(route) ? { 403: GUARD_ERRORS[403]! } : GUARD_ERRORS) }
       operation = {
         operationId: operationId(method, route),
         tags: [tag],

@@ -1,47 +1,21 @@
 import { assertBodySize, getQuery, getRouterParams, type H3, type H3Event } from 'h3'
-import type { ShellRouteMeta } from 'svc-mail/kit'
+import type { ApiRouteMeta, ShellRouteMeta } from 'svc-mail/kit'
 import type { z } from 'zod'
 import { badRequest, fail } from './query.js'
 
-export type ApiMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
-
-/** One answer of a route: JSON of `schema` unless `contentType` says otherwise. */
-export interface ApiResponse {
-  description: string
-  schema?: z.ZodType
-  /** `application/json` when absent. */
-  contentType?: string
-}
+export type { ApiMethod, ApiResponse } from 'svc-mail/kit'
 
 /**
  * A REST route described once: its schemas validate each request (a `400`
  * naming the first problem) and are the OpenAPI document's description of it.
  */
-export interface ApiRoute<Params extends z.ZodType = z.ZodType, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType> {
-  method: ApiMethod
-  /** h3 syntax, `/api/email/:id`; the document shows `{id}`. */
-  path: string
-  summary: string
-  description?: string
-  /** A `GET` that changes something (marks read, reloads files) says so: a page of another site may not even open it as a link. */
-  changesState?: boolean
-  /** The route's path parameters, decoded. */
-  params?: Params
-  query?: Query
-  /** A JSON body. */
-  body?: Body
-  /** The successful answer. */
-  ok: ApiResponse & { status?: number }
-  /** The errors this route itself may answer, by status, each with when; guards' errors (401, 403) are added for every route. */
-  errors?: Record<number, string>
+export interface ApiRoute<Params extends z.ZodType = z.ZodType, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType>
+  extends ApiRouteMeta<Params, Query, Body> {
   handler: (
     event: H3Event,
     input: { params: z.output<Params>; query: z.output<Query>; body: z.output<Body> },
   ) => unknown | Promise<unknown>
 }
-
-/** What `meta.api` of an h3 route holds; read back by the OpenAPI document. */
-export type ApiRouteMeta = Omit<ApiRoute, 'handler'>
 
 /** Room for some 50,000 ids; a larger body is refused with 413 as it arrives, never held whole. */
 const JSON_BODY_LIMIT = 1024 * 1024

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http'
-import { createLoginThrottle, defineOptions, definePlugin, needTogether, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc-mail/kit'
+import { createLoginThrottle, defineOptions, definePlugin, needTogether, PROBE_PATHS, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc-mail/kit'
 import { parseAuthorization, type Credentials } from './credentials.js'
 
 const options = defineOptions({
@@ -11,9 +11,6 @@ const options = defineOptions({
 declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
 }
-
-/** Container probes must work without credentials. */
-const OPEN_PATHS = new Set(['/api/healthz'])
 
 const unauthorized: GuardRejection = {
   status: 401,
@@ -65,7 +62,7 @@ export default definePlugin({
     // Wrong credentials are throttled per client address: a burst, then one guess every few seconds.
     const throttle = createLoginThrottle({ name: 'HTTP', logger })
     http.guard((req, path) => {
-      if (OPEN_PATHS.has(path) || isPreflight(req)) return undefined
+      if (PROBE_PATHS.has(path) || isPreflight(req)) return undefined
       const address = req.socket.remoteAddress ?? ''
       const wait = throttle.retryAfter(address)
       if (wait > 0) return tooManyFailures(wait)

@@ -20,20 +20,40 @@ export interface HealthReport {
   line: string
 }
 
+/** `: <message>` of a JSON `{ error }` body, else nothing. */
+function errorOf(body: string): string {
+  try {
+    const { error } = JSON.parse(body) as { error?: unknown }
+    return typeof error === 'string' ? `: ${error}` : ''
+  } catch {
+    return ''
+  }
+}
+
 const reason = (error: unknown) => (error as NodeJS.ErrnoException).code ?? (error as Error).message
 
-/** `GET <web>/<base>/api/healthz` answers 200. A self-signed certificate is fine: only this machine is asked. */
-function probeWeb(config: SvcConfig, host: string, signal: AbortSignal): Promise<Probe> {
+/** Which web probe `svc healthcheck` asks: liveness, or with `--ready` readiness (the storage answers). */
+export type ProbeRoute = 'healthz' | 'readyz'
+
+/** `GET <web>/<base>/api/<route>` answers 200. A self-signed certificate is fine: only this machine is asked. */
+function probeWeb(config: SvcConfig, host: string, route: ProbeRoute, signal: AbortSignal): Promise<Probe> {
   const scheme = config.https ? 'https' : 'http'
-  const path = `${config.basePathname}/api/healthz`
+  const path = `${config.basePathname}/api/${route}`
   const url = `${scheme}://${hostPort(host, config.web)}${path}`
   return new Promise((resolve) => {
     const request = (config.https ? httpsRequest : httpRequest)(
       { host, port: config.web, path, method: 'GET', signal, rejectUnauthorized: false, headers: { accept: 'application/json' } },
       (response) => {
-        response.resume()
         const ok = response.statusCode === 200
-        resolve({ ok, detail: `web ${url}: ${response.statusCode}${ok ? '' : ' (expected 200)'}` })
+        if (ok) {
+          response.resume()
+          return resolve({ ok, detail: `web ${url}: 200` })
+        }
+        // The reason a probe says why it is not ready (the storage down) belongs in the one line.
+        let body = ''
+        response.setEncoding('utf8')
+        response.on('data', (chunk: string) => (body += chunk))
+        response.on('end', () => resolve({ ok, detail: `web ${url}: ${response.statusCode} (expected 200)${errorOf(body)}` }))
       },
     )
     request.on('error', (error) => resolve({ ok: false, detail: `web ${url}: ${signal.aborted ? 'no answer in time' : reason(error)}` }))
@@ -86,10 +106,11 @@ async function firstAnswer(addresses: string[], probe: (host: string) => Promise
 }
 
 /**
- * Checks a running svc as configured: the web server's health route (unless
- * the web server is disabled) and the SMTP greeting, both within `timeoutMs`.
+ * Checks a running svc as configured: the web server's health route, or its
+ * readiness route (unless the web server is disabled), and the SMTP
+ * greeting, all within `timeoutMs`.
  */
-export async function checkHealth(config: SvcConfig, timeoutMs = HEALTHCHECK_TIMEOUT_DEFAULT): Promise<HealthReport> {
+export async function checkHealth(config: SvcConfig, timeoutMs = HEALTHCHECK_TIMEOUT_DEFAULT, route: ProbeRoute = 'healthz'): Promise<HealthReport> {
   const signal = AbortSignal.timeout(timeoutMs)
   const portZero = (name: string, flag: string): Probe => ({ ok: false, detail: `${name}: the port is 0 (chosen at start-up); set ${flag} to check it` })
   const probes = await Promise.all([
@@ -97,11 +118,12 @@ export async function checkHealth(config: SvcConfig, timeoutMs = HEALTHCHECK_TIM
       ? undefined
       : config.web === 0
         ? portZero('web', '--web')
-        : firstAnswer(localAddresses(config.webIp), (host) => probeWeb(config, host, signal)),
+        : firstAnswer(localAddresses(config.webIp), (host) => probeWeb(config, host, route, signal)),
     config.smtp === 0 ? portZero('smtp', '--smtp') : firstAnswer(localAddresses(config.ip), (host) => probeSmtp(config, host, signal)),
   ])
   const done = probes.filter((probe): probe is Probe => probe !== undefined)
   const failed = done.filter((probe) => !probe.ok)
-  if (failed.length === 0) return { ok: true, line: `svc is healthy: ${done.map((probe) => probe.detail).join('; ')}` }
-  return { ok: false, line: `svc is unhealthy: ${failed.map((probe) => probe.detail).join('; ')}` }
+  const state = route === 'readyz' ? ['ready', 'not ready'] : ['healthy', 'unhealthy']
+  if (failed.length === 0) return { ok: true, line: `svc is ${state[0]}: ${done.map((probe) => probe.detail).join('; ')}` }
+  return { ok: false, line: `svc is ${state[1]}: ${failed.map((probe) => probe.detail).join('; ')}` }
 }

@@ -44,6 +44,7 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       description: `Milliseconds both checks may take together; default ${HEALTHCHECK_TIMEOUT_DEFAULT}`,
       valueHint: 'ms',
     },
+    ready: { type: 'boolean', description: 'Ask /api/readyz (the storage answers) instead of /api/healthz' },
   } satisfies ArgsDef
 
   /** The configuration `svc` would run with, from the config file, the environment and the flags. */
@@ -53,7 +54,7 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
     meta: {
       name: 'healthcheck',
       description:
-        'Check the svc configured by the same flags, variables and config file: GET <base-pathname>/api/healthz and the SMTP greeting on loopback; exit 0 when both answer, else 1',
+        'Check the svc configured by the same flags, variables and config file: GET <base-pathname>/api/healthz (with --ready /api/readyz) and the SMTP greeting on loopback; exit 0 when both answer, else 1',
     },
     args: healthcheckArgs,
     async run({ args }) {
@@ -62,7 +63,7 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       if (!Number.isSafeInteger(timeout) || timeout < 1) {
         throw new ConfigError([`--timeout: ${JSON.stringify(given)} is not a whole number of milliseconds >= 1`])
       }
-      const report = await checkHealth(configOf(args), timeout)
+      const report = await checkHealth(configOf(args), timeout, args.ready ? 'readyz' : 'healthz')
       if (report.ok) console.log(report.line)
       else console.error(report.line)
       process.exit(report.ok ? 0 : EXIT_START)

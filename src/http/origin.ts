@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { isCorsOriginAllowed, type CorsOptions } from 'h3'
 import type { ResolvedOptions } from '../config/options.js'
+import { PROBE_PATHS } from './probes.js'
 
 /** Where a request goes, as the router sees it. */
 export interface RouteTarget {
@@ -37,8 +38,6 @@ export interface OriginPolicy {
   headersFor(req: IncomingMessage): Record<string, string>
 }
 
-/** Container probes come with whatever Host their network gives them. */
-const HOST_EXEMPT = new Set(['/api/healthz'])
 /** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
 const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
 /** Live events are served beside the router, on the path as sent. */
@@ -153,7 +152,7 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
     corsOrigin,
     check(req, target) {
       const { path } = target
-      if (!HOST_EXEMPT.has(path)) {
+      if (!PROBE_PATHS.has(path)) {
         const rejection = hostRejection(req.headers.host)
         if (rejection) return rejection
       }

@@ -5,6 +5,7 @@ import chaos from './chaos/index.js'
 import eviction from './eviction/index.js'
 import mcp from './mcp/index.js'
 import memory from './memory/index.js'
+import metrics from './metrics/index.js'
 import persistence from './persistence/index.js'
 import postgres from './postgres/index.js'
 import relay from './relay/index.js'
@@ -42,4 +43,4 @@ import './webhooks/index.js'
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, api, chaos, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, metrics, api, chaos, socketio, mcp, web]

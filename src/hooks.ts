@@ -53,6 +53,18 @@ export interface SmtpSession {
   user?: string
 }
 
+/** Why a message sent over SMTP was refused at the end of DATA. */
+export type RejectionReason = 'too-large' | 'unparsable' | 'not-a-message' | 'storage-failed' | 'vetoed'
+
+/** What `mail:rejected` says of a refused message. */
+export interface MailRejection {
+  reason: RejectionReason
+  /** The SMTP reply code the client got: 5xx for good, 4xx to come back later. */
+  code: number
+  /** The reply text. */
+  message: string
+}
+
 /**
  * The kernel's hooks: one bus for the whole life of a message. Handlers run
  * one after another, awaited, in the order they were registered. Plugins add
@@ -66,6 +78,8 @@ export interface SvcHooks {
   'mail:received': (email: Email, arrival: MailArrival) => void | Promise<void>
   /** A message was accepted: after the `250`; nothing here delays or can refuse it. */
   'mail:accepted': (email: Email, arrival: MailArrival) => void | Promise<void>
+  /** A message sent over SMTP was refused after its DATA (too large, unparsable, not stored, vetoed by `mail:received`). */
+  'mail:rejected': (rejection: MailRejection) => void | Promise<void>
   /** Messages went from unread to read (one, or every one by read-all). */
   'mail:read': (event: { ids: string[]; read: boolean }) => void | Promise<void>
   /** Fields of a stored message changed after intake (`store.update`): a relay went out. */

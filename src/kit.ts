@@ -8,12 +8,13 @@ export { ConfigError, needTogether, type SvcConfig, type SvcOptions } from './co
 export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type OptionType, type OptionValues } from './config/options.js'
 export { unknownFlags } from './cli/args.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
-export { SmtpReplyError, type MailArrival, type MailOrigin, type MailRemoval, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+export { SmtpReplyError, type MailArrival, type MailOrigin, type MailRejection, type MailRemoval, type RejectionReason, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'
 export { PROBE_PATHS } from './http/probes.js'
 export type { ApiMethod, ApiResponse, ApiRouteMeta } from './http/route-doc.js'
 export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
 export {
+  DEFAULT_INBOX,
   defineStorageDriver,
   storageScheme,
   StorageUnavailableError,

@@ -5,7 +5,7 @@ import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
-import { SmtpReplyError, type MailArrival, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+import { SmtpReplyError, type MailArrival, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
@@ -23,6 +23,17 @@ export interface SmtpIntakeEvents {
   delete: [event: { id: string }]
   error: [error: Error]
   close: []
+}
+
+/** A message refused at the end of DATA, for a reason `mail:rejected` reports. */
+class MessageRefusal extends SmtpReplyError {
+  constructor(
+    readonly reason: RejectionReason,
+    responseCode: number,
+    message: string,
+  ) {
+    super(responseCode, message)
+  }
 }
 
 /*
@@ -225,7 +236,10 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
             callback(null, `Message queued as ${id}`)
             accepted()
           })
-          .catch((error: Error) => callback(error))
+          .catch((error: Error) => {
+            callback(error)
+            if (error instanceof MessageRefusal) this.reportRefusal(error)
+          })
           .finally(() => {
             this.busy.delete(session.id)
             // Closing: the client has its reply and no new transaction would be taken; let it go now, not at the end of the grace period.
@@ -254,39 +268,49 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     pending.then(next, (error: unknown) => refuse(this.refusal(name, error)))
   }
 
-  private refusal(name: SmtpStep, error: unknown): Error {
+  private refusal(name: SmtpStep, error: unknown): SmtpReplyError {
     if (error instanceof SmtpReplyError) return error
     this.logger.error(`A ${name} handler failed: ${(error as Error).message}`)
     return new SmtpReplyError(451, 'Local error, try again later')
   }
 
+  private reportRefusal({ reason, responseCode: code, message }: MessageRefusal): void {
+    Promise.resolve(this.hooks.callHook('mail:rejected', { reason, code, message })).catch((error: Error) => this.logger.error(`A mail:rejected handler failed: ${error.message}`))
+  }
+
+  /** SMTP connections open now, in a transaction or not. */
+  get sessions(): number {
+    return (this.server as unknown as { connections: Set<unknown> }).connections.size
+  }
+
   /** Takes one message in; resolves its id once it is kept, and what to run once the client has its `250`. */
   private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => void }> {
     const data = await readData(stream)
-    if (!data) throw new SmtpReplyError(552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
+    if (!data) throw new MessageRefusal('too-large', 552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
     try {
       await this.hooks.callHook('smtp:data', sessionOf(session), { raw: data })
     } catch (error) {
-      throw this.refusal('smtp:data', error)
+      const { responseCode, message } = this.refusal('smtp:data', error)
+      throw new MessageRefusal('vetoed', responseCode, message)
     }
     const mail = await parseMail({ raw: data, envelope: envelopeOf(session), prepare: this.store.driver.prepare }).catch((error: Error) => {
       // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
       this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
-      throw new SmtpReplyError(554, `Message could not be parsed: ${error.message}`)
+      throw new MessageRefusal('unparsable', 554, `Message could not be parsed: ${error.message}`)
     })
     const { email, raw } = mail
     // What a restore would skip is refused now, for good, rather than acknowledged and lost at the next start.
     const refusal = notAMessage(email, raw)
     if (refusal) {
       this.logger.warn(`Refused a message that is not an e-mail message: ${refusal}`)
-      throw new SmtpReplyError(554, `Not an e-mail message: ${refusal}`)
+      throw new MessageRefusal('not-a-message', 554, `Not an e-mail message: ${refusal}`)
     }
     try {
       await this.store.add(mail)
     } catch (error) {
       // Nothing is acknowledged that the storage did not keep: the client sends it again later.
       this.logger.error(`Could not store message: ${(error as Error).message}`)
-      throw new SmtpReplyError(451, 'Could not store the message, try again later')
+      throw new MessageRefusal('storage-failed', 451, 'Could not store the message, try again later')
     }
     const arrival: MailArrival = { raw, origin: 'smtp' }
     try {
@@ -295,7 +319,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
       await this.store.remove(email.id).catch((removal: Error) => this.logger.error(`Could not take back message ${email.id}: ${removal.message}`))
       this.logger.error(`Could not accept message: ${(error as Error).message}`)
-      throw new SmtpReplyError(451, 'Could not store the message, try again later')
+      throw new MessageRefusal('vetoed', 451, 'Could not store the message, try again later')
     }
     const accepted = () => {
       Promise.resolve(this.hooks.callHook('mail:accepted', email, arrival)).catch((error: Error) => this.logger.error(`A mail:accepted handler failed: ${error.message}`))

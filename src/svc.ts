@@ -7,7 +7,7 @@ import { registerProbes } from './http/probes.js'
 import { createLogger } from './logger.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
 import { SmtpIntake } from './smtp.js'
-import { storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
+import { DEFAULT_INBOX, storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
 import { createMailStore, type MailStore } from './storage/store.js'
 
 /** What `start()` resolves. */
@@ -17,8 +17,6 @@ export interface SvcInstance {
   api: HttpShell
 }
 
-/** The inbox svc 3.1 serves; drivers key their data by it so that more can come. */
-const DEFAULT_INBOX = 'default'
 /** Most ids kept of remote arrivals found gone before they were read (see relayChange). */
 const UNSEEN_REMOTE_LIMIT = 10_000
 

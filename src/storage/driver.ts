@@ -3,6 +3,9 @@ import type { Address, Email, EmailSummary, EmailUpdate, Envelope, SummaryPage }
 
 export type SortOrder = 'asc' | 'desc'
 
+/** The inbox svc serves; drivers key their data by it so that more can come. */
+export const DEFAULT_INBOX = 'default'
+
 /** One bounded page of summaries, as `GET /api/email/summary` asks for it. */
 export interface PageQuery {
   /** Matching messages skipped; default 0. */

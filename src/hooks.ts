@@ -78,7 +78,7 @@ export interface SvcHooks {
   'mail:received': (email: Email, arrival: MailArrival) => void | Promise<void>
   /** A message was accepted: after the `250`; nothing here delays or can refuse it. */
   'mail:accepted': (email: Email, arrival: MailArrival) => void | Promise<void>
-  /** A message sent over SMTP was refused after its DATA (too large, unparsable, not stored, vetoed by `mail:received`). */
+  /** A message sent over SMTP was refused after its DATA (too large, unparsable, not stored, vetoed by `smtp:data` or `mail:received`). */
   'mail:rejected': (rejection: MailRejection) => void | Promise<void>
   /** Messages went from unread to read (one, or every one by read-all). */
   'mail:read': (event: { ids: string[]; read: boolean }) => void | Promise<void>

@@ -4,8 +4,11 @@ import { createServer as createNetServer, type Server as NetServer, type Socket 
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { closedIpv6Port, freePort, runCli, startCli } from './support/cli.js'
+
+// Each test runs the CLI several times, and each run loads the config anew: slow on a machine the suite shares.
+vi.setConfig({ testTimeout: 90_000 })
 
 const TLS = fileURLToPath(new URL('./fixtures/tls/', import.meta.url))
 const running: ChildProcess[] = []

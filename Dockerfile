@@ -10,7 +10,8 @@
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 # The package as the registry would ship it: compiled, then packed and unpacked,
-# so the image holds exactly the files `npm install svc-mail` gets.
+# so the image holds the files `npm install svc-mail` gets (but its documentation,
+# which .dockerignore leaves out of the build).
 FROM ${NODE_IMAGE} AS package
 WORKDIR /src
 COPY package.json package-lock.json ./

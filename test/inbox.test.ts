@@ -1,7 +1,9 @@
-import { existsSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
+import { publicDir } from '../plugins/web/index.js'
 import { packageRoot } from '../src/paths.js'
 import { LOGO_SIZE, launchBrowser, loadedImageWidth, mailFrame, row, watchErrors, withInlineImage } from './inbox-support.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -239,9 +241,16 @@ it('removes a message deleted elsewhere from the open page', async () => {
   await expect.poll(() => row(page, 'Doomed').count()).toBe(0)
 })
 
-// docs/inbox.png: written when missing, or on demand with UPDATE_SCREENSHOTS=1.
+// docs/inbox.png: drawn again whenever the page's files change (their hash is kept beside it), or with UPDATE_SCREENSHOTS=1.
 const screenshot = join(packageRoot, 'docs', 'inbox.png')
-it.runIf(process.env.UPDATE_SCREENSHOTS || !existsSync(screenshot))('draws the screenshot of docs/inbox.md', async () => {
+const screenshotHash = `${screenshot}.sha256`
+const pageHash = (() => {
+  const hash = createHash('sha256')
+  for (const name of readdirSync(publicDir).sort()) hash.update(name).update(readFileSync(join(publicDir, name)))
+  return hash.digest('hex')
+})()
+const screenshotIsCurrent = existsSync(screenshot) && existsSync(screenshotHash) && readFileSync(screenshotHash, 'utf8').trim() === pageHash
+it.runIf(process.env.UPDATE_SCREENSHOTS || !screenshotIsCurrent)('draws the screenshot of docs/inbox.md', async () => {
   const mails = [
     { from: 'Linear <notifications@linear.app>', subject: '[ACME-142] Checkout fails for guest users', text: 'Grace Hopper moved ACME-142 to In Progress. Priority: urgent.' },
     { from: 'Stripe <receipts@stripe.com>', subject: 'Your receipt from Acme Inc. #2291-4410', text: 'Amount paid $49.00. Date paid November 3. Payment method Visa 4242.', attachments: [{ filename: 'receipt.pdf', content: 'pdf' }] },
@@ -260,4 +269,5 @@ it.runIf(process.env.UPDATE_SCREENSHOTS || !existsSync(screenshot))('draws the s
   const { id } = (await t.svc.store.page({ limit: 1 })).items[0]!
   expect(await loadedImageWidth(await mailFrame(page, id))).toBe(LOGO_SIZE)
   await page.screenshot({ path: screenshot })
+  writeFileSync(screenshotHash, `${pageHash}\n`)
 })

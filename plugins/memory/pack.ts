@@ -40,8 +40,8 @@ function segment(value: string | Buffer): Buffer[] {
  * store along (and often zlib's whole 16 KB output chunk).
  */
 export function packBody(email: Email, raw: Buffer, search: string): { packed: string; rawPacked: boolean } {
-  const { text, html, cc, date, headers, priority, attachments } = email
-  const parts = [...segment(JSON.stringify({ cc, date, headers, priority, attachments })), ...segment(text), ...segment(html)]
+  const { text, html, cc, date, headers, priority, attachments, warnings } = email
+  const parts = [...segment(JSON.stringify({ cc, date, headers, priority, attachments, warnings })), ...segment(text), ...segment(html)]
   const rawPacked = raw.length <= PACK_RAW_MAX
   if (rawPacked) parts.push(...segment(raw))
   const packed = deflateRawSync(Buffer.concat(parts), { level: LEVEL, dictionary: dictionaryOf(search) }).toString('latin1')

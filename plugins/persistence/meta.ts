@@ -31,7 +31,7 @@ export interface MetaHead {
 }
 
 /** The second line: the fields of the record the head does not hold. */
-export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'relayedAt' | 'relayedTo'>
+export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'relayedAt' | 'relayedTo' | 'warnings'>
 
 const READ_FIELD = '{"read":'
 /** `true` padded to the width of `false`: JSON allows the space. */
@@ -50,10 +50,10 @@ const headChunk = Buffer.allocUnsafe(HEAD_CHUNK)
 export async function writeMetaFile(dir: string, email: Email): Promise<void> {
   if (!isSafeId(email.id)) throw new Error(`Refusing to write a metadata file for the unsafe id ${JSON.stringify(email.id)}`)
   const { read, ...summary } = toSummary(email)
-  const { cc, envelope, date, text, html, headers, priority, attachments, relayedAt, relayedTo } = email
+  const { cc, envelope, date, text, html, headers, priority, attachments, relayedAt, relayedTo, warnings } = email
   const head = JSON.stringify({ parser: RECORD_VERSION, size: email.size, summary, cc, envelope, filenames: attachmentNames(email), inlineCount: inlineCount(email) })
   // JSON.stringify never writes a raw line break, so the first one ends the head.
-  const body = JSON.stringify({ date, text, html, headers, priority, attachments, relayedAt, relayedTo } satisfies MetaBody)
+  const body = JSON.stringify({ date, text, html, headers, priority, attachments, relayedAt, relayedTo, warnings } satisfies MetaBody)
   const temp = join(dir, `.${email.id}.json.tmp`)
   try {
     // 'wx': never through a link someone put under the temporary name.

@@ -186,8 +186,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     },
     async add({ email, raw }) {
       const { read, ...summary } = toSummary(email)
-      const { cc, date, text, html, headers, priority, attachments, envelope } = email
-      const body: EmailBody = { cc, date, text, html, headers, priority, attachments, envelope }
+      const { cc, date, text, html, headers, priority, attachments, envelope, warnings } = email
+      const body: EmailBody = { cc, date, text, html, headers, priority, attachments, envelope, warnings }
       const received = Date.parse(email.time) || 0
       const columns = searchColumns(email)
       // Made once, not again on each retry of the statement.

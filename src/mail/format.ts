@@ -33,10 +33,11 @@ export function toSummary(email: Email): EmailSummary {
  */
 export function toEmail(summary: EmailSummary, body: EmailBody): Email {
   const { id, time, read, subject, from, to, size, sizeHuman } = summary
-  const { cc, date, text, html, headers, priority, envelope, relayedAt, relayedTo } = body
+  const { cc, date, text, html, headers, priority, envelope, relayedAt, relayedTo, warnings } = body
   const kept: Array<Omit<Attachment, 'inline'> & { inline?: boolean }> = body.attachments
   const attachments = kept.every((attachment) => typeof attachment.inline === 'boolean') ? body.attachments : markInline(kept, html)
   const email: Email = { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
+  if (warnings?.length) email.warnings = warnings
   return relayedAt === undefined ? email : { ...email, relayedAt, relayedTo }
 }
 

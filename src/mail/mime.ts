@@ -31,6 +31,19 @@ export interface MimeMessage {
   text?: string
   html?: string
   attachments: MimeAttachment[]
+  /** Whether an HTML part's text was left for the caller to make (`htmlToText: false`): `text` holds nothing for it. */
+  htmlTextLeft?: boolean
+}
+
+export interface ReadMimeOptions {
+  /** Picks the attachments whose content is wanted. */
+  keep?: (attachment: MimeAttachment) => boolean
+  /**
+   * Whether mailparser converts HTML parts to text (the default). Its
+   * converter can take minutes over hostile HTML, so only a thread that can
+   * be stopped runs it (see pool.ts).
+   */
+  htmlToText?: boolean
 }
 
 /**
@@ -110,10 +123,20 @@ const mailparserProcessChunk = mailparserPrototype.processChunk
  * attachment is never held whole, nor twice. `keep` picks the attachments
  * whose content is wanted.
  */
-export function readMime(raw: Buffer, keep: (attachment: MimeAttachment) => boolean = () => false): Promise<MimeMessage> {
+export function readMime(raw: Buffer, { keep = () => false, htmlToText = true }: ReadMimeOptions = {}): Promise<MimeMessage> {
   return new Promise((resolve, reject) => {
-    const parser = new SvcParser(parserOptions)
     const message: MimeMessage = { headers: new Map(), headerLines: [], attachments: [] }
+    // mailparser reads this flag only where it would convert an HTML part: reading it is what tells that it would.
+    const options = htmlToText
+      ? parserOptions
+      : {
+          ...parserOptions,
+          get skipHtmlToText() {
+            message.htmlTextLeft = true
+            return true
+          },
+        }
+    const parser = new SvcParser(options)
     const nameOf = nameGenerator()
     let settled = false
     const fail = (error: Error) => {

@@ -8,6 +8,7 @@ import addressparser from 'nodemailer/lib/addressparser'
 import type { Address, Email, Envelope } from '../types.js'
 import { markInline } from './content-id.js'
 import { formatSize } from './format.js'
+import { htmlToPlainText } from './html-text.js'
 import { readMime, type MimeAttachment, type MimeMessage } from './mime.js'
 
 const ID_BYTES = 8
@@ -39,15 +40,41 @@ export interface ParseInput {
  */
 export const RECORD_VERSION = 2
 
-/** Turns a raw RFC 822 message into svc's Email record. */
-export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
-  const parsed = await readMime(raw)
+/**
+ * How the text of a message's HTML parts is made: `convert`, by mailparser's
+ * HTML-to-text conversion; `defer`, not at all, the parse giving nothing
+ * when a part needs it (so that a thread that cannot be stopped never runs
+ * that conversion, see pool.ts); `linear`, by htmlToPlainText, with
+ * `reason` (why not converted) as the record's warning.
+ */
+export type HtmlText = { mode: 'convert' } | { mode: 'defer' } | { mode: 'linear'; reason: string }
+
+/**
+ * Turns a raw RFC 822 message into svc's Email record. Should mailparser's
+ * HTML-to-text conversion fail (hostile HTML overflows its stack), the text
+ * is taken from the HTML in linear time and the record says so.
+ */
+export async function parseEmail(input: ParseInput): Promise<Email> {
+  try {
+    return (await readEmail(input, { mode: 'convert' }))!
+  } catch (error) {
+    return readEmail(input, { mode: 'linear', reason: `The HTML could not be converted to text (${(error as Error).message})` }).catch(() => {
+      throw error
+    }) as Promise<Email>
+  }
+}
+
+/** The Email record of a message, its HTML parts' text made as `html` says; undefined when deferred. */
+export async function readEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput, html: HtmlText): Promise<Email | undefined> {
+  const parsed = await readMime(raw, { htmlToText: html.mode === 'convert' })
+  if (parsed.htmlTextLeft && html.mode === 'defer') return undefined
+  const linear = parsed.htmlTextLeft && html.mode === 'linear'
   const fields = headerFields(parsed)
   // Repeated headers joined by newlines.
   const headers = Object.fromEntries([...fields].map(([name, values]) => [name, values.map(decodeWords).join('\n')]))
   // Read here: mailparser stands in the current time for a Date header it cannot read, a different date on every parse.
   const date = validDate(new Date(fields.get('date')?.at(-1) ?? Number.NaN))
-  return {
+  const email: Email = {
     id,
     time: time.toISOString(),
     read: false,
@@ -57,7 +84,8 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
     to: addresses(fields.get('to')),
     cc: addresses(fields.get('cc')),
     date: date?.toISOString() ?? time.toISOString(),
-    text: parsed.text ?? '',
+    // `html` holds every text part too (as HTML, in document order), so its text is the whole body's.
+    text: linear ? htmlToPlainText(parsed.html ?? '') : (parsed.text ?? ''),
     html: parsed.html ?? '',
     headers,
     priority: priorityOf(parsed.headers),
@@ -76,6 +104,8 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
     size: raw.length,
     sizeHuman: formatSize(raw.length),
   }
+  if (linear) email.warnings = [`${html.reason}: its text was taken from the HTML without layout`]
+  return email
 }
 
 /** Header field names per RFC 5322; mailparser files lines without a colon under ''. */
@@ -114,7 +144,7 @@ export async function readAttachment(
   key?: string,
 ): Promise<{ contentType: string; content: Buffer } | undefined> {
   let index = key === undefined ? undefined : attachmentIndexes.get(key)
-  if (index?.size !== raw.length) index = { size: raw.length, attachments: (await readMime(raw)).attachments }
+  if (index?.size !== raw.length) index = { size: raw.length, attachments: (await readMime(raw, { htmlToText: false })).attachments }
   if (key !== undefined) {
     attachmentIndexes.delete(key)
     attachmentIndexes.set(key, index)
@@ -135,7 +165,7 @@ export async function readAttachment(
  */
 async function readEntity(raw: Buffer, { entity, size, contentType }: MimeAttachment): Promise<Buffer | undefined> {
   if (!entity) return undefined
-  const { attachments } = await readMime(raw.subarray(entity.start, entity.end), () => true)
+  const { attachments } = await readMime(raw.subarray(entity.start, entity.end), { keep: () => true, htmlToText: false })
   const [alone] = attachments
   return attachments.length === 1 && alone!.size === size && alone!.contentType === contentType ? alone!.content : undefined
 }
@@ -143,7 +173,7 @@ async function readEntity(raw: Buffer, { entity, size, contentType }: MimeAttach
 /** The attachment at `position`, read from the whole message; the others are skipped unread. */
 async function readWhole(raw: Buffer, position: number): Promise<Buffer> {
   let seen = 0
-  const { attachments } = await readMime(raw, () => seen++ === position)
+  const { attachments } = await readMime(raw, { keep: () => seen++ === position, htmlToText: false })
   return attachments[position]!.content!
 }
 

@@ -5,10 +5,9 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { packageRoot } from '../paths.js'
 import type { IncomingMail } from '../storage/driver.js'
-import type { Email } from '../types.js'
-import type { ParseInput } from './parse.js'
+import type { HtmlText, ParseInput } from './parse.js'
 import { parseAndPrepare } from './preparer.js'
-import type { ParseTask } from './worker.js'
+import type { ParseReply, ParseTask } from './worker.js'
 
 /**
  * Parsing (mailparser) is most of what a message costs. The main thread
@@ -16,24 +15,50 @@ import type { ParseTask } from './worker.js'
  * a worker and back added to its latency. Messages that arrive meanwhile
  * (concurrent connections, a restore) go to worker threads, one per further
  * core, so every core has work.
+ *
+ * Nothing that can run long runs on the main thread: large messages, and
+ * HTML-to-text conversion (which hostile HTML makes take minutes), go to a
+ * worker, which has a time budget per message. A worker over budget is
+ * stopped (its other messages go to another) and the message is parsed
+ * again with its text taken from the HTML in linear time, its record saying
+ * so in `warnings`: a message is never refused for its HTML.
  */
 const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism() - 1))
 /** A worker with nothing to do for this long stops, giving back its heap; the next burst starts one again. */
 const IDLE_WORKER_MS = 10_000
 /** Parser garbage dies young; a small young generation keeps each worker's memory small at no measurable cost. */
 const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
+/** Larger messages are always parsed on a worker: mailparser alone takes milliseconds for every 100 KB. */
+const MAIN_THREAD_MAX_BYTES = 256 * 1024
+const MB = 1024 * 1024
+/**
+ * A worker's time for one message: a base, and more for each megabyte (a
+ * 50 MB message takes seconds to read even without HTML). Parsing again
+ * without the conversion, in linear time, has several times as long: on a
+ * busy machine it must still finish.
+ */
+export const PARSE_BUDGET = { baseMs: 5000, perMbMs: 250, linearFactor: 4 }
+const budgetOf = ({ input, html }: Task) =>
+  (PARSE_BUDGET.baseMs + (input.raw.length / MB) * PARSE_BUDGET.perMbMs) * (html.mode === 'linear' ? PARSE_BUDGET.linearFactor : 1)
 
-type Reply = { seq: number; raw: Uint8Array<ArrayBuffer> } & ({ error: string } | { email: Email; prepared?: unknown; error?: undefined })
-
-interface Pending {
+interface Task {
+  seq: number
+  input: ParseMailInput
+  prepare: string | undefined
+  html: HtmlText
   resolve: (mail: IncomingMail) => void
   reject: (error: Error) => void
 }
 
 interface PoolWorker {
   worker: Worker
-  pending: Map<number, Pending>
+  /** Tasks posted and not answered, in the order the worker runs them. */
+  queue: Task[]
+  /** Runs out when the first task of the queue has had its budget. */
+  budget?: NodeJS.Timeout
   idle?: NodeJS.Timeout
+  /** Stopped by the pool for a task over budget: its exit fails nothing. */
+  stopped?: boolean
 }
 
 /**
@@ -53,15 +78,17 @@ let nextSeq = 0
 let parsingHere = false
 
 function spawn(): PoolWorker {
-  const entry: PoolWorker = { worker: new Worker(workerFile!, { resourceLimits: WORKER_LIMITS }), pending: new Map() }
-  const { worker, pending } = entry
-  // Idle workers never keep the process alive; busy ones do (see parseMail).
+  const entry: PoolWorker = { worker: new Worker(workerFile!, { resourceLimits: WORKER_LIMITS }), queue: [] }
+  const { worker, queue } = entry
+  // Idle workers never keep the process alive; busy ones do (see post).
   worker.unref()
-  worker.on('message', (reply: Reply) => {
-    const task = pending.get(reply.seq)
-    if (!task) return
-    pending.delete(reply.seq)
-    if (pending.size === 0) {
+  worker.on('message', (reply: ParseReply) => {
+    const task = queue[0]
+    if (task?.seq !== reply.seq) return
+    queue.shift()
+    clearTimeout(entry.budget)
+    if (queue.length > 0) startBudget(entry)
+    else {
       worker.unref()
       entry.idle = setTimeout(() => {
         // Out of the pool first, so that no task is posted to a worker on its way out.
@@ -69,19 +96,35 @@ function spawn(): PoolWorker {
         void worker.terminate()
       }, IDLE_WORKER_MS).unref()
     }
-    const raw = Buffer.from(reply.raw.buffer, reply.raw.byteOffset, reply.raw.byteLength)
     if (reply.error !== undefined) task.reject(new Error(reply.error))
-    else task.resolve({ email: reply.email, raw, prepared: reply.prepared })
+    else task.resolve({ email: reply.email, raw: task.input.raw, prepared: reply.prepared })
   })
   const fail = (error: Error) => {
+    if (entry.stopped) return
     // A crashed worker (out of memory on a huge message) fails its own tasks only; the next parse starts a fresh one.
     forget(entry)
-    for (const task of pending.values()) task.reject(error)
-    pending.clear()
+    clearTimeout(entry.budget)
+    for (const task of queue.splice(0)) task.reject(error)
   }
   worker.on('error', fail)
   worker.on('exit', (code) => fail(new Error(`The parser worker stopped (exit code ${code})`)))
   return entry
+}
+
+/** Times the worker's current task: over budget, the worker is stopped and its tasks go elsewhere. */
+function startBudget(entry: PoolWorker): void {
+  const late = entry.queue[0]!
+  const budget = budgetOf(late)
+  entry.budget = setTimeout(() => {
+    entry.stopped = true
+    forget(entry)
+    void entry.worker.terminate()
+    const waiting = entry.queue.splice(0).slice(1)
+    const seconds = Math.round(budget / 1000)
+    if (late.html.mode === 'convert') post({ ...late, html: { mode: 'linear', reason: `Its HTML was not converted to text within ${seconds} s` } })
+    else late.reject(new Error(`Parsing took longer than ${seconds} s`))
+    for (const task of waiting) post(task)
+  }, budget)
 }
 
 function forget(entry: PoolWorker): void {
@@ -92,8 +135,8 @@ function forget(entry: PoolWorker): void {
 /** The least busy worker, starting another while the pool is not full. */
 function pick(): PoolWorker {
   let best = workers[0]
-  for (const entry of workers) if (entry.pending.size < best!.pending.size) best = entry
-  if (best && (best.pending.size === 0 || workers.length >= POOL_SIZE)) return best
+  for (const entry of workers) if (entry.queue.length < best!.queue.length) best = entry
+  if (best && (best.queue.length === 0 || workers.length >= POOL_SIZE)) return best
   const fresh = spawn()
   workers.push(fresh)
   return fresh
@@ -117,13 +160,6 @@ const preparerFile = (() => {
   }
 })()
 
-/** `raw` as a view that owns its whole ArrayBuffer, so it can be transferred; pooled or shared memory is copied. */
-function transferable(raw: Buffer): Uint8Array<ArrayBuffer> {
-  const { buffer } = raw
-  if (raw.byteOffset === 0 && raw.byteLength === buffer.byteLength && buffer instanceof ArrayBuffer) return new Uint8Array(buffer)
-  return new Uint8Array(raw)
-}
-
 export interface ParseMailInput extends ParseInput {
   /** The storage driver's `prepare` module (StorageDriver.prepare), run beside the parse on a worker. */
   prepare?: string
@@ -131,34 +167,37 @@ export interface ParseMailInput extends ParseInput {
 
 /**
  * Parses a message into the Email record and runs the driver's `prepare`:
- * on this thread unless it is parsing another one already, then on a
- * worker thread. `input.raw` may move to the worker (it is empty
- * afterwards): use the returned `raw`.
+ * on this thread when the message is small, has no HTML to convert to
+ * text and this thread parses no other one, otherwise on a worker thread.
  */
 export async function parseMail(input: ParseMailInput): Promise<IncomingMail> {
   const prepare = input.prepare === undefined ? undefined : preparerFile(input.prepare)
-  if (parsingHere && workerFile) return parseOnWorker(input, prepare)
-  parsingHere = true
-  try {
-    // The driver's work too, while this thread counts as busy: the next message goes to a worker meanwhile.
-    return { ...(await parseAndPrepare(input, prepare)), raw: input.raw }
-  } finally {
-    parsingHere = false
+  if (!workerFile) return { ...(await parseAndPrepare(input, prepare))!, raw: input.raw }
+  if (!parsingHere && input.raw.length <= MAIN_THREAD_MAX_BYTES) {
+    parsingHere = true
+    try {
+      // The driver's work too, while this thread counts as busy: the next message goes to a worker meanwhile.
+      const here = await parseAndPrepare(input, prepare, { mode: 'defer' })
+      if (here) return { ...here, raw: input.raw }
+    } finally {
+      parsingHere = false
+    }
   }
+  return new Promise((resolve, reject) => post({ seq: nextSeq++, input, prepare, html: { mode: 'convert' }, resolve, reject }))
 }
 
-function parseOnWorker(input: ParseMailInput, prepare: string | undefined): Promise<IncomingMail> {
+function post(task: Task): void {
   const entry = pick()
-  const { worker, pending } = entry
-  const seq = nextSeq++
-  const raw = transferable(input.raw)
-  const task: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare }
-  return new Promise((resolve, reject) => {
-    if (pending.size === 0) {
-      clearTimeout(entry.idle)
-      worker.ref()
-    }
-    pending.set(seq, { resolve, reject })
-    worker.postMessage(task, [raw.buffer])
-  })
+  const { worker, queue } = entry
+  if (queue.length === 0) {
+    clearTimeout(entry.idle)
+    worker.ref()
+  }
+  queue.push(task)
+  if (queue.length === 1) startBudget(entry)
+  const { seq, input, prepare, html } = task
+  // A copy, transferred: should the worker be stopped, the bytes are still here for the next one.
+  const raw = new Uint8Array(input.raw)
+  const message: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare, html }
+  worker.postMessage(message, [raw.buffer])
 }

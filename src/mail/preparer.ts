@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url'
 import type { Email } from '../types.js'
-import { parseEmail, type ParseInput } from './parse.js'
+import { parseEmail, readEmail, type HtmlText, type ParseInput } from './parse.js'
 
 /** A storage driver's per-message work (StorageDriver.prepare), run beside the parse. */
 export type Preparer = (email: Email, raw: Buffer) => unknown
@@ -17,8 +17,17 @@ export function loadPreparer(file: string): Promise<Preparer> {
   return loading
 }
 
-/** Parses a message and runs a driver's `prepare` module on the record, on the calling thread (this one or a worker). */
-export async function parseAndPrepare(input: ParseInput, prepare: string | undefined): Promise<{ email: Email; prepared?: unknown }> {
-  const email = await parseEmail(input)
+/**
+ * Parses a message and runs a driver's `prepare` module on the record, on
+ * the calling thread (this one or a worker). Undefined when `html` defers
+ * and the message has HTML to convert to text.
+ */
+export async function parseAndPrepare(
+  input: ParseInput,
+  prepare: string | undefined,
+  html: HtmlText = { mode: 'convert' },
+): Promise<{ email: Email; prepared?: unknown } | undefined> {
+  const email = html.mode === 'convert' ? await parseEmail(input) : await readEmail(input, html)
+  if (!email) return undefined
   return { email, prepared: prepare === undefined ? undefined : (await loadPreparer(prepare))(email, input.raw) }
 }

@@ -3,11 +3,11 @@ import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, t
 import { createServer as createHttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
-import { H3, HTTPError, handleCors, mockEvent, toNodeHandler } from 'h3'
+import { H3, HTTPError, handleCors, mockEvent, toNodeHandler, type H3Event } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
 import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
-import { StorageUnavailableError } from './storage/driver.js'
+import { InvalidRequestError, StorageUnavailableError } from './storage/driver.js'
 import { MailNotFoundError } from './storage/store.js'
 
 /** Why a guard turned a request away. */
@@ -103,6 +103,13 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
   // Plugins' guards run after the origin policy: a foreign Host or Origin learns nothing, not even whether credentials are needed.
   const guards: RequestGuard[] = []
 
+  /** An error's headers and the CORS headers middleware already set, so cross-origin callers can read errors too. */
+  const corsHeadersOf = (own: HeadersInit | undefined, event: H3Event): Headers => {
+    const headers = new Headers(own)
+    event.res.headers.forEach((value, key) => key.startsWith('access-control-') && headers.set(key, value))
+    return headers
+  }
+
   const app = new H3({
     // onError below logs what deserves it; h3's own print of every unhandled error would say it twice.
     silent: true,
@@ -115,15 +122,15 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
       }
       // An id (or attachment) that is not stored, whichever route looked it up.
       const missing = [error, error.cause].find((cause) => cause instanceof MailNotFoundError)
+      // A search beyond its bounds, a value the storage cannot hold: the request's fault, said as such.
+      const invalid = [error, error.cause].find((cause) => cause instanceof InvalidRequestError)
+      if (invalid) return Response.json({ error: invalid.message }, { status: 400, headers: corsHeadersOf(error.headers, event) })
       const status = missing ? 404 : (error.status ?? 500)
       if (status >= 500 && !(error instanceof HTTPError && error.unhandled === false)) {
         logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)
       }
       const message = missing ? missing.message : status >= 500 && error.unhandled ? 'Internal server error' : error.message
-      // Keep the CORS headers middleware already set, so cross-origin callers can read errors too.
-      const headers = new Headers(error.headers)
-      event.res.headers.forEach((value, key) => key.startsWith('access-control-') && headers.set(key, value))
-      return Response.json({ error: message }, { status, headers })
+      return Response.json({ error: message }, { status, headers: corsHeadersOf(error.headers, event) })
     },
   })
   // Pages of the origins listed with --cors may use every route; others get no Access-Control-Allow-Origin.

@@ -17,6 +17,7 @@ export {
   DEFAULT_INBOX,
   defineStorageDriver,
   storageScheme,
+  InvalidRequestError,
   StorageUnavailableError,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
@@ -37,10 +38,22 @@ export { parseMail, type ParseMailInput } from './mail/pool.js'
 export { attachmentNames, formatSize, inlineCount, toEmail, toSearchText, toSummary } from './mail/format.js'
 export { bareContentId, inlineContentIds, markInline, referencedContentIds } from './mail/content-id.js'
 export { extractLinks, type MailLink } from './mail/links.js'
-export { parseSearch, formatSearch, parseSearchDate, parseSearchSize, type SearchField, type SearchQuery, type SearchTerm } from './search/parse.js'
+export {
+  parseSearch,
+  formatSearch,
+  parseSearchDate,
+  parseSearchSize,
+  searchBoundsProblem,
+  SearchBoundsError,
+  SEARCH_LIMITS,
+  type SearchField,
+  type SearchQuery,
+  type SearchTerm,
+} from './search/parse.js'
 export { filterSearch, type SearchFilter } from './search/filter.js'
 export { compileSearch, hiddenRecipients, matchesSearch, searchTarget, type CompileSearchOptions, type SearchMatcher, type SearchTarget } from './search/match.js'
 export { packageRoot, packageVersion } from './paths.js'
 export { coalesced } from './coalesce.js'
+export { timeSlice } from './slice.js'
 export { createLoginThrottle, safeEqual, type LoginThrottle, type LoginThrottleOptions } from './login.js'
 export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, EmailUpdate, Envelope, SummaryPage } from './types.js'

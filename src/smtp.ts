@@ -344,12 +344,14 @@ const DATA_EXACT_MAX = 1024 * 1024
  */
 function readData(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    let buffer = Buffer.allocUnsafeSlow(DATA_START_CAPACITY)
+    let buffer: Buffer<ArrayBufferLike> = Buffer.allocUnsafeSlow(DATA_START_CAPACITY)
     let length = 0
     stream.on('data', (chunk: Buffer) => {
       if (stream.sizeExceeded) return
       if (length + chunk.length > buffer.length) {
-        const grown = Buffer.allocUnsafeSlow(Math.max(length + chunk.length, Math.ceil(buffer.length * 1.5)))
+        const size = Math.max(length + chunk.length, Math.ceil(buffer.length * 1.5))
+        // A large message in shared memory: the parser pool hands it to a worker without a copy, and keeps it should the worker be stopped.
+        const grown = size > DATA_EXACT_MAX ? Buffer.from(new SharedArrayBuffer(size)) : Buffer.allocUnsafeSlow(size)
         buffer.copy(grown, 0, 0, length)
         buffer = grown
       }

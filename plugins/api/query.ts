@@ -1,4 +1,5 @@
 import { HTTPError } from 'h3'
+import { searchBoundsProblem } from 'svc-mail/kit'
 import { z } from 'zod'
 
 /** A query value that must be a whole number >= 0, e.g. `skip=20`. */
@@ -29,9 +30,16 @@ export const filteredListQuery = listQuery.catchall(
   z.union([z.string(), z.array(z.string())]).meta({ description: 'A field of the Email by its dot path, e.g. from.address=a@example.com' }),
 )
 
+/** A search parameter within SEARCH_LIMITS (docs/security.md). */
+const searchText = (name: string) =>
+  z.string({ error: `${name} must be given once` }).superRefine((value, context) => {
+    const problem = searchBoundsProblem(value)
+    if (problem) context.addIssue({ code: 'custom', message: `${name}: ${problem}` })
+  })
+
 /** `GET /api/email/summary` */
 export const summaryQuery = listQuery.extend({
-  search: z.string({ error: 'search must be given once' }).optional().meta({ description: 'Search syntax (docs/search.md)' }),
+  search: searchText('search').optional().meta({ description: 'Search syntax (docs/search.md); at most 1,000 characters and 32 terms' }),
   // A bare `?unread` counts as true.
   unread: z
     .enum(['true', 'false', '1', '0', ''], { error: 'unread must be true or false' })
@@ -48,7 +56,9 @@ const text = (name: string) => z.string({ error: `${name} must be given once` })
 
 /** `GET /api/email/wait` */
 export const waitQuery = z.object({
-  query: text('query').optional().meta({ description: 'Search syntax (docs/search.md), e.g. has:attachment "reset your password"' }),
+  query: searchText('query')
+    .optional()
+    .meta({ description: 'Search syntax (docs/search.md), e.g. has:attachment "reset your password"; at most 1,000 characters and 32 terms' }),
   from: text('from').optional().meta({ description: "A sender's address or name, as a case-insensitive substring" }),
   to: text('to').optional().meta({ description: 'A To or Cc recipient, or an envelope recipient (Bcc), as a case-insensitive substring' }),
   subject: text('subject').optional().meta({ description: 'A case-insensitive substring of the subject' }),

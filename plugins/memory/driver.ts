@@ -5,6 +5,7 @@ import {
   hiddenRecipients,
   inlineCount,
   parseSearch,
+  timeSlice,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
   toEmail,
@@ -337,7 +338,12 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       } else {
         total = 0
         const matches = compileSearch<Entry>(query, { prefilter: trigramPrefilter })
-        for (const entry of walk(sort)) {
+        // A snapshot, matched a slice at a time: a long search lets the event loop turn (intake, health checks)
+        // rather than hold it; what is removed meanwhile is skipped, what arrives is not in this page.
+        const slice = timeSlice()
+        for (const entry of [...walk(sort)]) {
+          if (slice.due()) await slice.pause()
+          if (entry.removed) continue
           if (unreadOnly && entry.summary.read) continue
           if (!matches(entry)) continue
           if (total >= skip && items.length < clamped) items.push(entry.summary)

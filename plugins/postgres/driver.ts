@@ -3,6 +3,7 @@ import postgres, { type Fragment, type Sql } from 'postgres'
 import {
   defineStorageDriver,
   inlineCount,
+  SearchBoundsError,
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
   toEmail,
@@ -29,6 +30,11 @@ const ANALYZE_FIRST = 100
 const ANALYZE_EVERY_MAX = 25_000
 /** Rows fetched at a time when every email is read in turn. */
 const BATCH = 100
+/** Connections for searches, beside the main pool's 20, and the longest one search statement may run. */
+export const SEARCH_CONNECTIONS = 4
+export const SEARCH_TIMEOUT_MS = 10_000
+/** SQLSTATE of a statement cancelled, here by statement_timeout. */
+const QUERY_CANCELED = '57014'
 
 /** What one NOTIFY carries: the inbox, the driver object that made the change (never told of its own), the change. */
 interface Notice {
@@ -76,15 +82,22 @@ const joined = (sql: Sql, parts: Fragment[]): Fragment => parts.reduce((all, par
  */
 export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDriver => {
   const server = describeServer(url)
-  const sql = postgres(url, {
-    // Enough for every SMTP connection of a busy intake and the API beside it.
-    max: 20,
+  const options = {
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
     // A search's LIKE pattern decides between the trigram index and a walk by time: plan each query
     // with its values, never the generic plan a prepared statement falls back to.
     connection: { application_name: 'svc', plan_cache_mode: 'force_custom_plan' },
+  }
+  // Enough for every SMTP connection of a busy intake and the API beside it.
+  const sql = postgres(url, { ...options, max: 20 })
+  // Searches (listings and waits with a search) on connections of their own, each statement cut off
+  // after SEARCH_TIMEOUT_MS: however many run at once, they never take a connection from intake.
+  const searchSql = postgres(url, {
+    ...options,
+    max: SEARCH_CONNECTIONS,
+    connection: { ...options.connection, statement_timeout: SEARCH_TIMEOUT_MS },
   })
   /** This driver object, in its notices, so that it skips its own. */
   const origin = randomUUID()
@@ -288,10 +301,10 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const found = async (): Promise<{ items: SummaryRow[]; total?: number }> => {
         if (conditions.length === 0) return { items: await listing(sql) }
         if (!byText) {
-          const [items, total] = await Promise.all([listing(sql), matching(sql)])
+          const [items, total] = await Promise.all([listing(searchSql), matching(searchSql)])
           return { items, total }
         }
-        return sql.begin(async (tx) => {
+        return searchSql.begin(async (tx) => {
           // The planner does not count reading each row's long search text (kept out of line), so it would
           // rather read every row than the trigram index: bitmap scans only, which the index then wins.
           await tx.unsafe('SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off')
@@ -299,7 +312,11 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
           return { items, total: await matching(tx as unknown as Sql) }
         })
       }
-      const [{ items, total }, inboxCounts] = await Promise.all([run('list emails', found), counts()])
+      const searched = run('list emails', found).catch((error: { code?: string }) => {
+        if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
+        throw error
+      })
+      const [{ items, total }, inboxCounts] = await Promise.all([searched, counts()])
       return { items: items.map(summaryOf), total: total ?? inboxCounts.total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
     },
     counts,
@@ -337,7 +354,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     async dispose() {
       listeners.clear()
       await unlisten?.().catch(() => {})
-      await sql.end({ timeout: 5 })
+      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
     },
   }
 })

@@ -1,5 +1,5 @@
 import type { Fragment, Sql } from 'postgres'
-import { attachmentNames, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
+import { attachmentNames, InvalidRequestError, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
 import type { Address, Email } from 'svc-mail/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */
@@ -36,13 +36,25 @@ const COLUMN: Record<SearchField, string> = {
 /** A LIKE pattern matching `value` anywhere; its own `%`, `_` and `\` match themselves. */
 const containing = (value: string) => `%${value.replace(/[\\%_]/g, (char) => `\\${char}`)}%`
 
+/** A text PostgreSQL can compare: it holds no NUL character (nor does any stored text, see nulFree). */
+function textValue(value: string): string {
+  if (value.includes('\0')) throw new InvalidRequestError('A search cannot contain a NUL character')
+  return value
+}
+
+/** A number a bigint column compares with: whole and within JavaScript's exact range. */
+function bigintValue(value: number, operator: string): number {
+  if (!Number.isSafeInteger(value)) throw new InvalidRequestError(`${operator}: takes at most ${Number.MAX_SAFE_INTEGER}`)
+  return value
+}
+
 function termCondition(sql: Sql, term: SearchTerm): Fragment {
   switch (term.kind) {
     case 'text':
       // Served by the trigram index on `search` (three characters or more).
-      return sql`search LIKE ${containing(term.value)}`
+      return sql`search LIKE ${containing(textValue(term.value))}`
     case 'field':
-      return sql`${sql(COLUMN[term.field])} LIKE ${containing(term.value)}`
+      return sql`${sql(COLUMN[term.field])} LIKE ${containing(textValue(term.value))}`
     case 'read':
       return term.read ? sql`read` : sql`NOT read`
     case 'attachment':
@@ -50,9 +62,11 @@ function termCondition(sql: Sql, term: SearchTerm): Fragment {
     case 'inline':
       return sql`inline_count > 0`
     case 'received':
-      return term.op === 'before' ? sql`received < ${term.at}` : sql`received >= ${term.at}`
+      const at = bigintValue(term.at, term.op)
+      return term.op === 'before' ? sql`received < ${at}` : sql`received >= ${at}`
     case 'size':
-      return term.op === 'larger' ? sql`size > ${term.bytes}` : sql`size < ${term.bytes}`
+      const bytes = bigintValue(term.bytes, term.op)
+      return term.op === 'larger' ? sql`size > ${bytes}` : sql`size < ${bytes}`
   }
 }
 

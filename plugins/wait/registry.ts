@@ -1,4 +1,4 @@
-import { compileSearch, filterSearch, searchTarget, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
+import { compileSearch, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
 import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
 
 interface Waiter {
@@ -25,6 +25,20 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
   async function newestStored(search: SearchQuery): Promise<Email | undefined> {
     const [newest] = (await store.page({ search, sort: 'desc', limit: 1 })).items
     return newest && store.get(newest.id)
+  }
+
+  /**
+   * Finishes every waiter the message matches, a slice at a time: many
+   * waits with long searches cost the event loop turns, never one long hold,
+   * and the message's own `250` never waits for them.
+   */
+  async function matchWaiters(email: Email): Promise<void> {
+    const target = searchTarget(email)
+    const slice = timeSlice()
+    for (const waiter of [...waiters]) {
+      if (slice.due()) await slice.pause()
+      if (waiters.has(waiter) && waiter.matches(target)) waiter.finish(email)
+    }
   }
 
   return {
@@ -60,8 +74,7 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
     },
     offer(email) {
       if (waiters.size === 0) return
-      const target = searchTarget(email)
-      for (const waiter of waiters) if (waiter.matches(target)) waiter.finish(email)
+      void matchWaiters(email)
     },
     closeAll() {
       for (const waiter of waiters) waiter.finish(undefined)

@@ -59,6 +59,8 @@ interface PoolWorker {
   idle?: NodeJS.Timeout
   /** Stopped by the pool for a task over budget: its exit fails nothing. */
   stopped?: boolean
+  /** Whether the worker has loaded its modules: budgets run from then, never counting a slow start. */
+  ready?: boolean
 }
 
 /**
@@ -82,7 +84,12 @@ function spawn(): PoolWorker {
   const { worker, queue } = entry
   // Idle workers never keep the process alive; busy ones do (see post).
   worker.unref()
-  worker.on('message', (reply: ParseReply) => {
+  worker.on('message', (reply: ParseReply | 'ready') => {
+    if (reply === 'ready') {
+      entry.ready = true
+      if (queue.length > 0) startBudget(entry)
+      return
+    }
     const task = queue[0]
     if (task?.seq !== reply.seq) return
     queue.shift()
@@ -194,10 +201,12 @@ function post(task: Task): void {
     worker.ref()
   }
   queue.push(task)
-  if (queue.length === 1) startBudget(entry)
+  if (queue.length === 1 && entry.ready) startBudget(entry)
   const { seq, input, prepare, html } = task
-  // A copy, transferred: should the worker be stopped, the bytes are still here for the next one.
-  const raw = new Uint8Array(input.raw)
+  // Shared memory is shared (SMTP intake collects large messages in it); other bytes are copied and the copy
+  // transferred. Either way, should the worker be stopped, the bytes are still here for the next one.
+  const shared = input.raw.buffer instanceof SharedArrayBuffer
+  const raw = shared ? input.raw : new Uint8Array(input.raw)
   const message: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare, html }
-  worker.postMessage(message, [raw.buffer])
+  worker.postMessage(message, shared ? [] : [raw.buffer as ArrayBuffer])
 }

@@ -37,3 +37,5 @@ parentPort!.on('message', (task: ParseTask) => {
     ),
   )
 })
+// Loaded: the pool times tasks from now on.
+parentPort!.postMessage('ready')

@@ -8,6 +8,8 @@
  * an index lookup instead of running the matcher (search/match.ts).
  */
 
+import { InvalidRequestError } from '../storage/driver.js'
+
 /** Operators whose value is matched as a case-insensitive substring of a field. */
 export type SearchField = 'from' | 'to' | 'cc' | 'subject' | 'filename'
 
@@ -162,11 +164,35 @@ function operatorTerm({ operator, value, negated, quoted }: Token): SearchTerm |
 }
 
 /**
- * Parses a search string. Never throws: whatever is not a well-formed
- * operator (`note:`, `before:soon`, `is:starred`) is a plain word, taken as
- * typed (minus a leading `-`, which negates it).
+ * The size of a search svc takes (docs/security.md): matching costs time in
+ * the length and number of terms, and no request decides how long svc is busy.
+ */
+export const SEARCH_LIMITS = { characters: 1000, terms: 32 } as const
+
+/** A search beyond SEARCH_LIMITS: REST answers 400, MCP an error result. */
+export class SearchBoundsError extends InvalidRequestError {
+  override name = 'SearchBoundsError'
+}
+
+/** Why a search is beyond SEARCH_LIMITS; undefined when it is within them. */
+export function searchBoundsProblem(input: string): string | undefined {
+  if (input.length > SEARCH_LIMITS.characters) {
+    return `A search may have at most ${SEARCH_LIMITS.characters} characters; this one has ${input.length}`
+  }
+  let count = 0
+  for (const _ of tokens(input)) if (++count > SEARCH_LIMITS.terms) return `A search may have at most ${SEARCH_LIMITS.terms} terms`
+  return undefined
+}
+
+/**
+ * Parses a search string. Whatever is not a well-formed operator (`note:`,
+ * `before:soon`, `is:starred`) is a plain word, taken as typed (minus a
+ * leading `-`, which negates it). Throws SearchBoundsError only for a
+ * search beyond SEARCH_LIMITS.
  */
 export function parseSearch(input: string): SearchQuery {
+  const problem = searchBoundsProblem(input)
+  if (problem) throw new SearchBoundsError(problem)
   const terms: SearchTerm[] = []
   for (const token of tokens(input)) {
     const term = operatorTerm(token)
@@ -187,7 +213,11 @@ function quote(value: string): string {
   return /[\s"]/.test(value) || value === '' ? `"${value.replace(/"/g, ' ')}"` : value
 }
 
-const isOperator = (word: string) => parseSearch(word).terms[0]?.kind !== 'text'
+/** Whether a word would be read as an operator term (or as none at all); never bounded, unlike parseSearch. */
+function isOperator(word: string): boolean {
+  const first = tokens(word).next()
+  return first.done === true || operatorTerm(first.value) !== undefined
+}
 
 /** The search string of a query: `parseSearch(formatSearch(q))` gives back `q` (dates as UTC date-times). */
 export function formatSearch(query: SearchQuery): string {

@@ -162,6 +162,15 @@ export class StorageUnavailableError extends Error {
   override name = 'StorageUnavailableError'
 }
 
+/**
+ * What was asked cannot be answered as asked (a search beyond its bounds,
+ * a value the storage cannot hold): the API answers 400 with its message,
+ * MCP an error result. Nothing was changed.
+ */
+export class InvalidRequestError extends Error {
+  override name = 'InvalidRequestError'
+}
+
 /** What a driver factory is given. */
 export interface StorageDriverOptions {
   /** The `storage` option as given, e.g. `memory` or `postgres://user@host/db`. */

@@ -23,7 +23,7 @@ const LARGEST = Array.from({ length: 32 }, (_, i) => `${word(i)}${word(i + 1)}${
 
 let svc: ChildSvc
 beforeAll(async () => {
-  svc = await startChild()
+  svc = await startChild({ options: { mcp: true } })
   for (let start = 0; start < STORED; start += 20) {
     await Promise.all(
       Array.from({ length: 20 }, (_, i) => sendRaw(svc.smtpPort, { data: `Subject: stored ${start + i}\r\n\r\n${body(start + i)}\r\n` })),

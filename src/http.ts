@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, mockEvent, toNodeHandler, type H3Event } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
+import { limitConnections } from './connections.js'
 import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { InvalidRequestError, StorageUnavailableError } from './storage/driver.js'
@@ -195,8 +196,16 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     config.https && config.httpsKey
       ? createHttpsServer({ ...serverLimits(config), key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
       : createHttpServer(serverLimits(config), handle)
-  // Over the cap Node closes new connections at once: a flood of idle sockets cannot exhaust the open files.
-  if (config.webMaxConnections > 0) server.maxConnections = config.webMaxConnections
+  // A flood of idle sockets cannot exhaust the open files, nor keep a client of another address out.
+  limitConnections(server, { perAddress: config.webMaxConnectionsPerAddress, total: config.webMaxConnections }, (socket, why) => {
+    if (config.https) return socket.destroy()
+    const [status, error] =
+      why === 'address'
+        ? [429, `Too many connections from this address (--web-max-connections-per-address ${config.webMaxConnectionsPerAddress})`]
+        : [503, `Too many connections (--web-max-connections ${config.webMaxConnections})`]
+    // Closed once written, whether or not the client reads: it must not hold the socket (nor svc's shutdown).
+    socket.end(rawResponse(status, { error }, { 'retry-after': '1' }), () => socket.destroy())
+  })
 
   // Requests Node's parser refuses (headers or URL over 16 KB, broken syntax) reach no handler: answer them in JSON too.
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Socket) => {

@@ -55,5 +55,6 @@ export { compileSearch, hiddenRecipients, matchesSearch, searchTarget, type Comp
 export { packageRoot, packageVersion } from './paths.js'
 export { coalesced } from './coalesce.js'
 export { timeSlice } from './slice.js'
+export { clientKey, createAdmission, type Admission, type ConnectionLimits, type Decision, type Refusal } from './connections.js'
 export { createLoginThrottle, safeEqual, type LoginThrottle, type LoginThrottleOptions } from './login.js'
 export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, EmailUpdate, Envelope, SummaryPage } from './types.js'

@@ -5,6 +5,7 @@ import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
+import { limitConnections } from './connections.js'
 import { SmtpReplyError, type MailArrival, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
@@ -77,6 +78,16 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     this.server = new SMTPServer(this.serverOptions())
     // A socket that STARTTLS may take over mid-session must see its writes at once.
     if (this.server.options.hideSTARTTLS) this.server.server.on('connection', coalesceWrites)
+    // A flood of idle sockets cannot exhaust the open files, nor keep a client of another address from its greeting.
+    limitConnections(this.server.server, { perAddress: config.smtpMaxConnectionsPerAddress, total: config.smtpMaxConnections }, (socket, why) => {
+      if (config.incomingSecure) return socket.destroy()
+      socket.end(
+        why === 'address'
+          ? `421 Too many connections from ${socket.remoteAddress}, try again later\r\n`
+          : '421 Too many connections, try again later\r\n',
+        () => socket.destroy(),
+      )
+    })
     this.server.on('error', (error) => {
       // Client-side failures (bad TLS, resets) land here; they are no reason to stop.
       this.logger.debug(`SMTP: ${error.message}`)
@@ -198,8 +209,6 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       socketTimeout: SOCKET_TIMEOUT_MS,
       closeTimeout: CLOSE_GRACE_MS,
       maxRecipients: MAX_RECIPIENTS,
-      // Over the cap a client gets 421 and is let go: a flood of idle sockets cannot exhaust the open files.
-      maxClients: config.smtpMaxConnections || undefined,
       logger: false,
       banner: 'svc',
       onAuth: (auth, session, callback) => {

@@ -1,6 +1,57 @@
 import type { IncomingMessage } from 'node:http'
 import { Server } from 'socket.io'
-import { definePlugin, toSummary, type EmailSummary } from 'svc-mail/kit'
+import { createAdmission, defineOptions, definePlugin, toSummary, type EmailSummary, type OptionValues } from 'svc-mail/kit'
+
+const options = defineOptions({
+  socketioMaxSessions: {
+    type: 'count',
+    default: 1000,
+    env: 'SVC_SOCKETIO_MAX_SESSIONS',
+    description: 'Most Socket.IO sessions at once; beyond, a newcomer takes the place of the oldest session of the address holding the most, or is refused; 0 means no cap',
+  },
+  socketioMaxSessionsPerAddress: {
+    type: 'count',
+    default: 100,
+    env: 'SVC_SOCKETIO_MAX_SESSIONS_PER_ADDRESS',
+    description: 'Most Socket.IO sessions at once from one client address (one /64 for IPv6); 0 means no cap',
+  },
+  socketioMaxBuffer: {
+    type: 'count',
+    default: 4 * 1024 * 1024,
+    env: 'SVC_SOCKETIO_MAX_BUFFER',
+    hint: 'bytes',
+    description: 'Most bytes of events waiting for one Socket.IO client; a client that does not read them is dropped; 0 means no cap',
+  },
+})
+
+declare module 'svc-mail' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+}
+
+/** What an Engine.IO session holds for its client and has not sent: packets queued, bytes a WebSocket has not written. */
+interface EngineConnection {
+  readonly id: string
+  readonly remoteAddress: string
+  readonly writeBuffer?: ReadonlyArray<{ data?: unknown }>
+  readonly transport?: { readonly name: string; readonly socket?: { readonly bufferedAmount?: number; terminate?(): void } }
+  close(discard?: boolean): void
+  once(event: 'close', listener: () => void): void
+}
+
+const byteLength = (data: unknown) => (typeof data === 'string' ? Buffer.byteLength(data) : data instanceof ArrayBuffer || ArrayBuffer.isView(data) ? data.byteLength : 0)
+
+/** Bytes waiting for the client of `connection`. */
+function unsentBytes(connection: EngineConnection): number {
+  const queued = (connection.writeBuffer ?? []).reduce((sum, packet) => sum + byteLength(packet.data), 0)
+  return queued + (connection.transport?.socket?.bufferedAmount ?? 0)
+}
+
+/** Ends a session now, dropping what it still had to send. */
+function drop(connection: EngineConnection): void {
+  connection.close(true)
+  // A WebSocket's close waits for a handshake its client, which reads nothing, would never answer.
+  connection.transport?.socket?.terminate?.()
+}
 
 /** Engine.IO's JSONP transport is asked for with a `j` parameter. */
 const isJsonp = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://svc').searchParams.has('j')
@@ -32,8 +83,10 @@ declare module 'svc-mail' {
  */
 export default definePlugin({
   name: 'socketio',
+  options,
   enabled: (config) => !config.disableWeb,
-  setup({ http, hooks, services }) {
+  setup({ config, http, hooks, services, logger }) {
+    const sessions = createAdmission<EngineConnection>({ perAddress: config.socketioMaxSessionsPerAddress, total: config.socketioMaxSessions })
     const io = new Server<Record<string, never>, SocketEvents>(http.server, {
       path: `${http.basePathname}/socket.io`,
       // The inbox page loads the client from here: no CDN, no build step.
@@ -41,17 +94,44 @@ export default definePlugin({
       // The shell's guards (Host, Origin, basic auth, API key) run before Socket.IO sees a request;
       // pages of the origins listed with --cors may also use the polling transport.
       cors: { origin: http.corsOrigin },
-      // JSONP polling answers a <script> of any page with a handshake: only the XHR and WebSocket transports are served.
-      allowRequest: (req, answer) => answer('JSONP polling is off', !isJsonp(req)),
+      allowRequest: (req, answer) => {
+        // JSONP polling answers a <script> of any page with a handshake: only the XHR and WebSocket transports are served.
+        if (isJsonp(req)) return answer('JSONP polling is off', false)
+        const refused = sessions.check(req.socket.remoteAddress ?? '')
+        if (refused === 'address') return answer(`Too many Socket.IO sessions from this address (--socketio-max-sessions-per-address ${config.socketioMaxSessionsPerAddress})`, false)
+        if (refused === 'total') return answer(`Too many Socket.IO sessions (--socketio-max-sessions ${config.socketioMaxSessions})`, false)
+        answer(null, true)
+      },
     })
+    // Handshakes in flight all passed the check above: the count taken here is the one that holds.
+    io.engine.on('connection', (connection: EngineConnection) => {
+      const decision = sessions.admit(connection.remoteAddress, connection)
+      if (decision.refused) return drop(connection)
+      connection.once('close', () => sessions.release(connection.remoteAddress, connection))
+      if (decision.evict) drop(decision.evict)
+    })
+
+    /** Drops the clients that have not read what they were sent: their backlog would grow with every event. */
+    const dropSlowReaders = () => {
+      if (config.socketioMaxBuffer === 0) return
+      for (const connection of Object.values(io.engine['clients']) as unknown as EngineConnection[]) {
+        const unsent = unsentBytes(connection)
+        if (unsent <= config.socketioMaxBuffer) continue
+        logger.warn(`Socket.IO: dropped a client at ${connection.remoteAddress} that left ${unsent} bytes unread (--socketio-max-buffer ${config.socketioMaxBuffer})`)
+        drop(connection)
+      }
+    }
     services.io = io as unknown as Server
 
     const unhooks = [
       hooks.hook('mail:accepted', (email) => {
         // socket.io encodes an event even for nobody: skip that work while no client listens.
-        if (io.engine.clientsCount > 0) io.emit('newMail', toSummary(email))
+        if (io.engine.clientsCount === 0) return
+        dropSlowReaders()
+        io.emit('newMail', toSummary(email))
       }),
       hooks.hook('mail:deleted', ({ id }) => {
+        dropSlowReaders()
         io.emit('deleteMail', { id })
       }),
       hooks.hook('mail:read', ({ ids, read }) => {

@@ -99,10 +99,32 @@ export const kernelOptions = {
     hint: 'host,...',
     description: 'Host names svc answers to beyond IP addresses, localhost, dot-less names and this machine\'s name; .example.com for a domain, all to answer any',
   },
-  webMaxConnections: { type: 'count', default: 1000, env: 'SVC_WEB_MAX_CONNECTIONS', description: 'Most web connections at once, further ones are dropped; 0 means no cap' },
+  webMaxConnections: {
+    type: 'count',
+    default: 1000,
+    env: 'SVC_WEB_MAX_CONNECTIONS',
+    description: "Most web connections at once; beyond, a newcomer takes the place of the oldest connection of the address holding the most, or gets 503; 0 means no cap",
+  },
+  webMaxConnectionsPerAddress: {
+    type: 'count',
+    default: 100,
+    env: 'SVC_WEB_MAX_CONNECTIONS_PER_ADDRESS',
+    description: 'Most web connections at once from one client address (one /64 for IPv6), further ones get 429; 0 means no cap',
+  },
   webHeadersTimeout: { type: 'count', default: 10_000, env: 'SVC_WEB_HEADERS_TIMEOUT', hint: 'ms', description: 'Drop a web client that has not sent its request headers within this time (ms); 0 waits for ever' },
   webRequestTimeout: { type: 'count', default: 30_000, env: 'SVC_WEB_REQUEST_TIMEOUT', hint: 'ms', description: 'Drop a web client that has not sent its whole request within this time (ms); 0 waits for ever' },
-  smtpMaxConnections: { type: 'count', default: 1000, env: 'SVC_SMTP_MAX_CONNECTIONS', description: 'Most SMTP connections at once, further ones get 421; 0 means no cap' },
+  smtpMaxConnections: {
+    type: 'count',
+    default: 1000,
+    env: 'SVC_SMTP_MAX_CONNECTIONS',
+    description: 'Most SMTP connections at once; beyond, a newcomer takes the place of the oldest connection of the address holding the most, or gets 421; 0 means no cap',
+  },
+  smtpMaxConnectionsPerAddress: {
+    type: 'count',
+    default: 100,
+    env: 'SVC_SMTP_MAX_CONNECTIONS_PER_ADDRESS',
+    description: 'Most SMTP connections at once from one client address (one /64 for IPv6), further ones get 421; 0 means no cap',
+  },
 
   disablePlugins: {
     type: 'list',

@@ -131,6 +131,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   /** Stops accepting, lets transactions in flight finish, drops idle clients. */
   close(): Promise<void> {
     this.closing = true
+    this.logins.close()
     return new Promise((resolve) => {
       this.server.close(() => resolve())
       this.dropIdleClients()
@@ -215,7 +216,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
         const address = session.remoteAddress
         const wait = this.logins.retryAfter(address)
         // 421 closes the connection: a guesser reconnects, and is refused again until its wait is over.
-        if (wait > 0) return callback(new SmtpReplyError(421, `Too many failed logins from ${address}, try again in ${wait} s`))
+        if (wait > 0) return callback(new SmtpReplyError(421, `Too many failed logins, from ${address} or from all together, try again in ${wait} s`))
         // Both compared, always, so the time taken does not tell which one was wrong.
         const user = safeEqual(auth.username ?? '', config.incomingUser)
         const pass = safeEqual(auth.password ?? '', config.incomingPass)

@@ -1,14 +1,16 @@
 import { request } from 'node:http'
 import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { LOGIN_BURST } from '../src/login.js'
+import { clientKey } from '../src/connections.js'
+import { LOGIN_FAILURES_PER_ADDRESS as LOGIN_BURST, LOGIN_FAILURES_TOTAL } from '../src/login.js'
 import { connectSmtp } from './support/smtp.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /*
- * A password guesser against HTTP Basic and SMTP AUTH: a burst of wrong
- * passwords, then it is refused (429, 421) while a client on another address
- * that knows the password goes on as before. Linux routes all of 127/8 to
+ * A password guesser against HTTP Basic and SMTP AUTH: 10 wrong passwords a
+ * minute, then it is refused (429, 421) while a client on another address
+ * that knows the password goes on as before; 600 a minute from all addresses
+ * together, then every address is refused. Linux routes all of 127/8 to
  * loopback, so 127.0.0.2 is a second client address on the same machine.
  */
 
@@ -68,8 +70,8 @@ describe('HTTP Basic', () => {
     // While throttled even the right password is not looked at from there: a guesser learns nothing.
     expect((await get(url, 'dev:s3cret')).status).toBe(429)
     expect((await get(url, 'dev:s3cret', OTHER_ADDRESS)).status).toBe(200)
-    // consola folds repeated lines, so count the lockout line, not each failure.
-    expect(lines.filter((line) => /HTTP: failed login from 127\.0\.0\.1; further attempts refused for \d+ s/.test(line))).toHaveLength(1)
+    // One line for the first failure; the rest of the minute goes into one summary line.
+    expect(lines.filter((line) => /HTTP: failed login from 127\.0\.0\.1/.test(line))).toHaveLength(1)
   })
 
   it('a wrong API key counts as a guess too', async () => {
@@ -129,6 +131,64 @@ describe('SMTP AUTH', () => {
     } finally {
       mailer.close()
     }
-    expect(lines.filter((line) => /SMTP AUTH: failed login from 127\.0\.0\.1; further attempts refused for \d+ s/.test(line))).toHaveLength(1)
+    expect(lines.filter((line) => /SMTP AUTH: failed login/.test(line))).toHaveLength(1)
+    // The summary of the minute is written when it ends, or at the latest when svc stops.
+    await t.stop()
+    expect(lines.filter((line) => /SMTP AUTH: 9 more failed login\(s\) in the last minute from 1 address\(es\), most from 127\.0\.0\.1 \(11\); 2 attempt\(s\) refused while throttled/.test(line))).toHaveLength(1)
+  })
+})
+
+describe('HTTP Basic, from many addresses', () => {
+  let t: TestSvc
+  let lines: string[]
+  beforeAll(async () => {
+    ;({ t, lines } = await startLogged({ webUser: 'dev', webPass: 's3cret' }))
+  })
+  afterAll(async () => {
+    await t?.stop()
+    vi.restoreAllMocks()
+  })
+
+  it('refuses every address once 600 wrong passwords came in a minute, however many addresses they came from', { timeout: 120_000 }, async () => {
+    const url = `${t.baseUrl}/api/email`
+    // 70 addresses, each under its own limit of 10: 9 guesses each, 630 in all.
+    const addresses = Array.from({ length: 70 }, (_, n) => `127.0.1.${n + 1}`)
+    const answers = (
+      await Promise.all(
+        addresses.map(async (address) => {
+          const statuses = []
+          for (let i = 0; i < LOGIN_BURST - 1; i++) statuses.push((await get(url, `dev:guess${i}`, address)).status)
+          return statuses
+        }),
+      )
+    ).flat()
+    expect(answers.filter((status) => status === 401)).toHaveLength(LOGIN_FAILURES_TOTAL)
+    expect(answers.filter((status) => status === 429)).toHaveLength(answers.length - LOGIN_FAILURES_TOTAL)
+    // A fresh address, and the right password: refused until the minute passes.
+    expect((await get(url, 'dev:s3cret', '127.0.2.1')).status).toBe(429)
+    // Hundreds of failures, a handful of lines.
+    expect(lines.filter((line) => /HTTP: /.test(line)).length).toBeLessThanOrEqual(2)
+  })
+})
+
+describe('IPv6', () => {
+  it('counts a /64 as one client', () => {
+    expect(clientKey('2001:db8:1:2::1')).toBe(clientKey('2001:db8:1:2:ffff:ffff:ffff:ffff'))
+    expect(clientKey('2001:db8:1:2::1')).not.toBe(clientKey('2001:db8:1:3::1'))
+    expect(clientKey('::ffff:127.0.0.5')).toBe('127.0.0.5')
+    expect(clientKey('127.0.0.5')).not.toBe(clientKey('127.0.0.6'))
+  })
+
+  it('throttles a guesser on ::1 like one on IPv4', async () => {
+    const { t } = await startLogged({ webUser: 'dev', webPass: 's3cret', webIp: '::1' })
+    try {
+      const statuses = []
+      for (let i = 0; i <= LOGIN_BURST; i++) statuses.push((await get(`${t.baseUrl}/api/email`, `dev:guess${i}`, '::1')).status)
+      expect(statuses.at(-1)).toBe(429)
+      expect(statuses.filter((status) => status === 401)).toHaveLength(LOGIN_BURST)
+    } finally {
+      await t.stop()
+      vi.restoreAllMocks()
+    }
   })
 })

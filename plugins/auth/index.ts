@@ -20,7 +20,7 @@ const unauthorized: GuardRejection = {
 
 const tooManyFailures = (wait: number): GuardRejection => ({
   status: 429,
-  error: `Too many failed logins from this address: try again in ${wait} s`,
+  error: `Too many failed logins, from this address or from all together: try again in ${wait} s`,
   headers: { 'retry-after': String(wait) },
 })
 
@@ -59,7 +59,7 @@ export default definePlugin({
   check: (config) => needTogether(config, 'webUser', 'webPass'),
   enabled: (config) => basicAuthOn(config) || Boolean(config.apiKey),
   setup({ config, http, logger }) {
-    // Wrong credentials are throttled per client address: a burst, then one guess every few seconds.
+    // Wrong credentials are throttled per client address and in total: 10 and 600 a minute.
     const throttle = createLoginThrottle({ name: 'HTTP', logger })
     http.guard((req, path) => {
       if (PROBE_PATHS.has(path) || isPreflight(req)) return undefined
@@ -75,5 +75,6 @@ export default definePlugin({
       if (result === 'wrong') throttle.failed(address)
       return unauthorized
     })
+    return () => throttle.close()
   },
 })

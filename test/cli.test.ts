@@ -101,6 +101,27 @@ describe('svc init', () => {
     expect(output()).toContain(`http://127.0.0.1:${web}/`)
   })
 
+  it('writes passwords and keys as process.env references, never their values, and says which variables to set', { timeout: 90_000 }, async () => {
+    const cwd = folder()
+    const [smtp, web] = [await freePort(), await freePort()]
+    const secrets = ['--web-user', 'dev', '--web-pass', 'web-s3cret', '--api-key', 'key-s3cret', '--incoming-user', 'app', '--incoming-pass', 'smtp-s3cret']
+    const init = await runCli(['init', '--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', ...secrets], { cwd })
+    expect(init.code).toBe(0)
+    const file = readFileSync(join(cwd, 'svc.config.ts'), 'utf8')
+    for (const value of ['web-s3cret', 'key-s3cret', 'smtp-s3cret']) expect(file).not.toContain(value)
+    expect(file).toContain('  webPass: process.env.SVC_WEB_PASS,')
+    expect(file).toContain('  apiKey: process.env.SVC_API_KEY,')
+    expect(file).toContain('  webUser: "dev",')
+    expect(init.stdout).toMatch(/SVC_INCOMING_PASS, SVC_WEB_PASS, SVC_API_KEY|SVC_WEB_PASS/)
+    // Run with the variables set, the file's references give svc the secrets.
+    const { output } = await start(['--config', 'svc.config.ts'], { cwd, env: { SVC_WEB_PASS: 'web-s3cret', SVC_API_KEY: 'key-s3cret', SVC_INCOMING_PASS: 'smtp-s3cret' } })
+    expect(output()).toContain(`http://127.0.0.1:${web}/`)
+    const denied = await fetch(`http://127.0.0.1:${web}/api/email`, { headers: { authorization: 'Bearer wrong' } })
+    expect(denied.status).toBe(401)
+    const allowed = await fetch(`http://127.0.0.1:${web}/api/email`, { headers: { authorization: 'Bearer key-s3cret' } })
+    expect(allowed.status).toBe(200)
+  })
+
   it('refuses to overwrite an existing file without --force', async () => {
     const cwd = folder()
     writeFileSync(join(cwd, 'svc.config.ts'), 'mine')

@@ -80,7 +80,11 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       const chosen = resolveConfig([layers.flags(flags)], [], knownPlugins([]))
       const given = Object.fromEntries(Object.keys(flags).map((key) => [key, chosen[key as keyof typeof chosen]]))
       const written = writeConfigFile(process.cwd(), given, Boolean(args.force), chosen.optionTable)
-      console.log(`Wrote ${written}\nRun it with: npx svc --config svc.config.ts`)
+      console.log(`Wrote ${written.path}\nRun it with: npx svc --config svc.config.ts`)
+      if (written.fromEnvironment.length > 0) {
+        const names = written.fromEnvironment.join(', ')
+        console.log(`The file reads ${names} from the environment and holds no password or key: set ${written.fromEnvironment.length > 1 ? 'them' : 'it'} where svc runs`)
+      }
     },
   })
 

@@ -83,8 +83,23 @@ export function displayUrl(url: string): string {
   return `${origin}${pathname}`
 }
 
+/**
+ * `http://user:pass@host/path` as fetch can send it: the URL without its
+ * credentials, which become an HTTP Basic `Authorization` header (fetch
+ * refuses a URL that holds them, naming the whole URL in its error).
+ */
+export function withoutCredentials(url: string): { url: string; authorization?: string } {
+  const target = new URL(url)
+  if (!target.username && !target.password) return { url }
+  const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`
+  target.username = ''
+  target.password = ''
+  return { url: target.href, authorization: `Basic ${Buffer.from(credentials).toString('base64')}` }
+}
+
 export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports: DeliveryReports, logger: ConsolaInstance): DeliveryQueue {
   const shown = displayUrl(url)
+  const endpoint = withoutCredentials(url)
   const waiting: Job[] = []
   /** Ends retry delays as soon as svc begins to stop: no retry is made past that. */
   const waits = new AbortController()
@@ -103,8 +118,9 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
       'x-svc-delivery': job.delivery.id,
     }
     if (policy.secret) headers['x-svc-signature'] = signBody(policy.secret, job.body)
+    if (endpoint.authorization) headers.authorization = endpoint.authorization
     try {
-      const response = await fetch(url, {
+      const response = await fetch(endpoint.url, {
         method: 'POST',
         headers,
         body: job.body,

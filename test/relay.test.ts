@@ -193,6 +193,16 @@ describe('auto-relay', () => {
     expect((await outgoing.next()).to).toEqual(['a@example.com', 'keep@other.org'])
   })
 
+  it('never relays an address a relay could route past the rules: %, !, an address literal', async () => {
+    const outgoing = await outgoingServer()
+    // A deny-list no routing trick may slip past (an allow-list of company.example would pass the first two whole).
+    const rules = [{ deny: '*@gmail.com' }]
+    const t = await svcRelayingTo(outgoing, { autoRelay: true, autoRelayRules: rulesFile(rules) })
+    const to = ['victim%gmail.com@company.example', 'gmail.com!victim@company.example', 'victim@[142.250.0.1]', 'dev@company.example']
+    await t.send({ ...message, to: 'dev@company.example', envelope: { from: 'bounce@example.com', to } })
+    expect((await outgoing.next()).to).toEqual(['dev@company.example'])
+  })
+
   it('relays nothing when the rules deny every recipient', async () => {
     const outgoing = await outgoingServer()
     const rules = [{ allow: '*@example.com' }, { deny: '*@blocked.example' }]

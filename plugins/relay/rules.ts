@@ -46,10 +46,25 @@ function matches(pattern: string, address: string): boolean {
 }
 
 /**
+ * An address a relay may route elsewhere than its domain says: `%` and `!`
+ * in the local part (`victim%gmail.com@company.example` goes on to
+ * gmail.com), an address literal (`user@[1.2.3.4]`), a quoted local part or
+ * a second `@`. No pattern on the address can tell where those end up.
+ */
+function isSourceRouted(address: string): boolean {
+  const at = address.lastIndexOf('@')
+  const local = address.slice(0, at)
+  const domain = address.slice(at + 1)
+  return at < 0 || /[%!"@\\]/.test(local) || domain.startsWith('[')
+}
+
+/**
  * Whether `address` may be relayed: the last rule matching it decides; an
- * address no rule matches is allowed (as in 2.x).
+ * address no rule matches is allowed (as in 2.x). With rules, an address a
+ * relay could route past them (see isSourceRouted) is never allowed.
  */
 export function isAllowed(rules: RelayRule[], address: string): boolean {
+  if (rules.length > 0 && isSourceRouted(address)) return false
   let allowed = true
   for (const rule of rules) {
     if ('allow' in rule ? matches(rule.allow, address) : matches(rule.deny, address)) allowed = 'allow' in rule

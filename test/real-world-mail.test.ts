@@ -175,7 +175,7 @@ describe('a 250 is a message that comes back after a restart', () => {
 describe('record defects', () => {
   it('gives an attachment with an empty Content-Type application/octet-stream, in the record and when served', async () => {
     expect(kept('empty-content-type.eml', (email) => email.attachments)).toEqual([
-      { filename: 'x.jpg', generatedFileName: 'x.jpg', contentType: 'application/octet-stream', contentDisposition: 'attachment', contentId: '', size: 13 },
+      { filename: 'x.jpg', generatedFileName: 'x.jpg', contentType: 'application/octet-stream', contentDisposition: 'attachment', contentId: '', size: 13, inline: false },
     ])
     const response = await t.api(`/api/email/${ids.get('empty-content-type.eml')}/attachment/x.jpg`)
     expect(response.status).toBe(200)

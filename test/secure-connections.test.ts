@@ -17,8 +17,19 @@ interface FloodSocket {
   closed: boolean
 }
 
-/** Opens `count` sockets from `localAddress` to `port`, each writing `hello` once connected, and keeps them open. */
-function flood(port: number, localAddress: string, count: number, hello = ''): Promise<FloodSocket[]> {
+/**
+ * Opens `count` sockets from `localAddress` to `port`, each writing `hello` once connected, and keeps them open.
+ * They open 25 at a time: thousands of handshakes at once overflow the listen backlog (511), and a socket whose
+ * handshake the kernel dropped there stays open on this side, unknown to svc, which the counts below would take
+ * for a socket svc failed to close.
+ */
+async function flood(port: number, localAddress: string, count: number, hello = ''): Promise<FloodSocket[]> {
+  const sockets: FloodSocket[] = []
+  for (let opened = 0; opened < count; opened += 25) sockets.push(...(await openSockets(port, localAddress, Math.min(25, count - opened), hello)))
+  return sockets
+}
+
+function openSockets(port: number, localAddress: string, count: number, hello: string): Promise<FloodSocket[]> {
   return Promise.all(
     Array.from(
       { length: count },

@@ -5,7 +5,8 @@ import { registerEmailRoutes } from './email.js'
 import { registerEmailListRoutes } from './emails.js'
 import { openApiDocument } from './openapi.js'
 import { fail } from './query.js'
-import { defineApiRoute, type ApiRoute } from './route.js'
+import { registerInboxRoutes } from './inboxes.js'
+import { defineApiRoute, inboxRoutes, type ApiRoute } from './route.js'
 import { countSchema } from './schemas.js'
 
 export type { ApiMethod, ApiResponse, ApiRoute } from './route.js'
@@ -48,8 +49,11 @@ export default definePlugin({
         return { count: await reload() }
       },
     })
-    registerEmailListRoutes(app, store, services)
-    registerEmailRoutes(app, store, services)
+    registerInboxRoutes(app, store, services)
+    // Declared once, mounted under /api/email (default) and /api/inboxes/<inbox>/email.
+    const define = inboxRoutes(app, store, services)
+    registerEmailListRoutes(define, services)
+    registerEmailRoutes(define, services)
     // Built on first request, when every plugin has registered its routes.
     let document: object | undefined
     defineApiRoute(app, {

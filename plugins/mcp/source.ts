@@ -1,4 +1,4 @@
-import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc-mail/kit'
+import type { AttachmentContent, Email, InboxInfo, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc-mail/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc-mail/kit'
@@ -13,6 +13,8 @@ export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' 
  * servers behave alike.
  */
 export interface MailSource {
+  /** The inbox this source reads. */
+  readonly inbox: string
   /** One bounded summary page, as `GET /api/email/summary` answers it (newest first by default). */
   page(query: PageQuery): Promise<SummaryPage>
   /** The full email; marks it read, as `GET /api/email/:id` does. Throws MailNotFoundError. */
@@ -29,6 +31,14 @@ export interface MailSource {
   wait(filter: WaitFilter, options: { timeoutMs: number; signal?: AbortSignal }): Promise<Email | undefined>
   /** The http(s) links of an email, as `GET /api/email/:id/links` lists them. Throws MailNotFoundError. */
   links(id: string): Promise<MailLink[]>
+}
+
+/** Every inbox's MailSource, as the MCP server reaches them. */
+export interface MailSources {
+  /** The mail of one inbox (a valid lower-case name). */
+  inbox(name: string): MailSource
+  /** The inboxes as `GET /api/inboxes` lists them. */
+  inboxes(): Promise<InboxInfo[]>
   /**
    * Calls `listener` whenever mail arrives or goes; returns what stops it.
    * Absent when the source cannot tell (then the server does not advertise

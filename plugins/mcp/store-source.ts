@@ -1,9 +1,23 @@
-import { extractLinks, noEmailWithId, type SvcContext } from 'svc-mail/kit'
-import type { MailSource } from './source.js'
+import { extractLinks, noEmailWithId, type MailStore, type SvcContext } from 'svc-mail/kit'
+import type { MailSource, MailSources } from './source.js'
 
-/** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */
-export function createStoreSource({ store, services, hooks }: Pick<SvcContext, 'store' | 'services' | 'hooks'>): MailSource {
+/** The MailSources of the `/mcp` endpoint: this process's store, no HTTP round trip. */
+export function createStoreSources({ store, services, hooks }: Pick<SvcContext, 'store' | 'services' | 'hooks'>): MailSources {
   return {
+    inbox: (name) => storeSource(store.inbox(name), services),
+    inboxes: () => store.inboxes(),
+    watch(listener) {
+      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
+      return () => {
+        for (const unhook of unhooks) unhook()
+      }
+    },
+  }
+}
+
+function storeSource(store: MailStore, services: SvcContext['services']): MailSource {
+  return {
+    inbox: store.name,
     page: (query) => store.page(query),
     async get(id) {
       const email = await store.read(id)
@@ -19,14 +33,8 @@ export function createStoreSource({ store, services, hooks }: Pick<SvcContext, '
     },
     wait(filter, options) {
       if (!services.waiters) throw new Error('Waiting for mail is not available: the wait plugin is not running')
-      return services.waiters.wait(filter, options)
+      return services.waiters.wait(filter, { ...options, inbox: store.name })
     },
     links: async (id) => extractLinks(await store.require(id)),
-    watch(listener) {
-      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
-      return () => {
-        for (const unhook of unhooks) unhook()
-      }
-    },
   }
 }

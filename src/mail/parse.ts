@@ -5,6 +5,7 @@ import iconv from 'iconv-lite'
 import libmime from 'libmime'
 import type { Headers } from 'mailparser'
 import addressparser from 'nodemailer/lib/addressparser'
+import { DEFAULT_INBOX } from '../inbox.js'
 import type { Address, Email, Envelope } from '../types.js'
 import { markInline } from './content-id.js'
 import { formatSize } from './format.js'
@@ -30,6 +31,8 @@ export interface ParseInput {
   envelope: Envelope
   id?: string
   time?: Date
+  /** The inbox of the record; `default` when absent (routing gives each copy its own). */
+  inbox?: string
 }
 
 /**
@@ -40,7 +43,7 @@ export interface ParseInput {
 export const RECORD_VERSION = 2
 
 /** Turns a raw RFC 822 message into svc's Email record. */
-export async function parseEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput): Promise<Email> {
+export async function parseEmail({ raw, envelope, id = createId(), time = new Date(), inbox = DEFAULT_INBOX }: ParseInput): Promise<Email> {
   const parsed = await readMime(raw)
   const fields = headerFields(parsed)
   // Repeated headers joined by newlines.
@@ -49,6 +52,7 @@ export async function parseEmail({ raw, envelope, id = createId(), time = new Da
   const date = validDate(new Date(fields.get('date')?.at(-1) ?? Number.NaN))
   return {
     id,
+    inbox,
     time: time.toISOString(),
     read: false,
     subject: subjectOf(parsed, headers),

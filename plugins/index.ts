@@ -2,6 +2,7 @@ import type { SvcPlugin } from 'svc-mail/kit'
 import api from './api/index.js'
 import auth from './auth/index.js'
 import chaos from './chaos/index.js'
+import checks from './checks/index.js'
 import eviction from './eviction/index.js'
 import mcp from './mcp/index.js'
 import memory from './memory/index.js'
@@ -23,6 +24,7 @@ import webhooks from './webhooks/index.js'
 import './api/index.js'
 import './auth/index.js'
 import './chaos/index.js'
+import './checks/index.js'
 import './eviction/index.js'
 import './mcp/index.js'
 import './memory/index.js'
@@ -42,4 +44,4 @@ import './webhooks/index.js'
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, api, chaos, socketio, mcp, web]
+export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, api, chaos, socketio, mcp, checks, web]

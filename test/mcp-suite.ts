@@ -11,6 +11,8 @@ export interface McpHarness {
   client: Client
   /** What deep links must start with. */
   webUrl: string
+  /** Tools the server has beyond the seven, added by other plugins (the message checks on the /mcp endpoint). */
+  pluginTools?: string[]
 }
 
 const text = (result: CallToolResult, index = 0) => (result.content[index] as TextContent).text
@@ -77,10 +79,11 @@ export function describeMcpContract(harness: () => McpHarness): void {
       ).id
     })
 
-    it('lists the seven tools with every parameter described', async () => {
+    it('lists the seven tools (and those plugins add) with every parameter described', async () => {
       const { tools } = await h.client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual(
         [
+          ...(h.pluginTools ?? []),
           'svc_delete_email',
           'svc_extract_links',
           'svc_get_attachment',

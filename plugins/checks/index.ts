@@ -1,0 +1,203 @@
+import { HTTPError } from 'h3'
+import { z } from 'zod'
+import { defineOptions, definePlugin, type Email, type MailStore, type OptionValues } from 'svc-mail/kit'
+import { htmlCheckResult, PLATFORMS, type HtmlCheckResult, type Platform } from './html-check.js'
+import { createHtmlScanner } from './html-scanner.js'
+import { checkedUrls, checkLinks, type LinkCheckResult } from './link-check.js'
+import { parseSpamdAddress, spamdReport, type SpamCheckResult } from './spamd.js'
+import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
+
+export type { HtmlCheckResult, HtmlCheckWarning, Platform, Support, SupportScore } from './html-check.js'
+export type { LinkCheckResult, LinkStatus } from './link-check.js'
+export type { SpamCheckResult } from './spamd.js'
+
+const options = defineOptions({
+  spamassassin: {
+    type: 'string',
+    default: '',
+    env: 'SVC_SPAMASSASSIN',
+    hint: 'host:port',
+    description: "SpamAssassin's spamd to score mail with (GET /api/email/:id/spam-check)",
+  },
+})
+
+declare module 'svc-mail' {
+  interface SvcOptions extends Partial<OptionValues<typeof options>> {}
+}
+
+/** Messages whose HTML features are kept; beyond, the least recently checked are forgotten. */
+const HTML_CACHE_SIZE = 1000
+
+const idParams = z.object({ id: z.string().meta({ description: 'The email id, as listings and the SMTP 250 reply give it' }) })
+
+const platformsQuery = z.object({
+  platforms: z
+    .string({ error: 'platforms must be given once' })
+    .transform((value, context) => {
+      const names = value.split(',').map((name) => name.trim().toLowerCase()).filter(Boolean)
+      const unknown = names.filter((name) => !(PLATFORMS as readonly string[]).includes(name))
+      if (unknown.length > 0) context.addIssue({ code: 'custom', message: `platforms: ${unknown.join(', ')} is not one of ${PLATFORMS.join(', ')}` })
+      return names as Platform[]
+    })
+    .optional()
+    .meta({ description: `Comma-separated among ${PLATFORMS.join(', ')}; default all` }),
+})
+
+/** The checks a developer runs on a mail before real people get it: its HTML's support in mail clients, its links, a spam filter's score. */
+export interface MessageChecks {
+  html(id: string, platforms?: readonly Platform[]): Promise<HtmlCheckResult>
+  links(id: string): Promise<LinkCheckResult>
+  /** Undefined when `--spamassassin` is not set. */
+  spam?: (id: string) => Promise<SpamCheckResult>
+}
+
+declare module 'svc-mail' {
+  interface SvcServices {
+    /** The message checks (routes `/api/email/:id/html-check`, `link-check`, `spam-check`, their MCP tools). */
+    checks: MessageChecks
+  }
+}
+
+const fail = (status: number, message: string): never => {
+  throw new HTTPError({ status, message })
+}
+
+async function requireHtml(store: MailStore, id: string): Promise<Email & { html: string }> {
+  const email = await store.require(id)
+  if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
+  return email as Email & { html: string }
+}
+
+/**
+ * Message checks: HTML and CSS support in mail clients (caniemail.com data),
+ * link statuses, and a SpamAssassin score. Each runs only when asked for (a
+ * route, an MCP tool, the page's buttons), never on receipt.
+ */
+export default definePlugin({
+  name: 'checks',
+  options,
+  check(config) {
+    return config.spamassassin && !parseSpamdAddress(config.spamassassin)
+      ? [`--spamassassin: ${JSON.stringify(config.spamassassin)} is not host:port, e.g. 127.0.0.1:783`]
+      : []
+  },
+  setup({ config, store, hooks, services }) {
+    const scanner = createHtmlScanner()
+    // Per message, the features its HTML uses; the answer for any platforms is made from them.
+    const features = new Map<string, Promise<string[]>>()
+    const htmlFeatures = (email: Email & { html: string }): Promise<string[]> => {
+      const known = features.get(email.id)
+      if (known) {
+        // Most recently used last: the oldest entries are the first dropped.
+        features.delete(email.id)
+        features.set(email.id, known)
+        return known
+      }
+      const scan = scanner.scan(email.html)
+      features.set(email.id, scan)
+      scan.catch(() => features.get(email.id) === scan && features.delete(email.id))
+      if (features.size > HTML_CACHE_SIZE) features.delete(features.keys().next().value!)
+      return scan
+    }
+    const spamd = parseSpamdAddress(config.spamassassin)
+    const checks: MessageChecks = {
+      async html(id, platforms) {
+        const found = await htmlFeatures(await requireHtml(store, id)).catch((error: Error) => fail(503, error.message))
+        return htmlCheckResult(found, platforms)
+      },
+      async links(id) {
+        return checkLinks(checkedUrls(await store.require(id)))
+      },
+      ...(spamd && {
+        async spam(id: string) {
+          const raw = (await store.raw(id)) ?? (await store.require(id), fail(404, `No email with id ${id}`))
+          return spamdReport(spamd, raw).catch((error: Error) => fail(502, `SpamAssassin could not check the message: ${error.message}`))
+        },
+      }),
+    }
+    services.checks = checks
+    const unhook = hooks.hook('mail:deleted', ({ id }) => void features.delete(id))
+
+    services.api?.route({
+      method: 'GET',
+      path: '/api/email/:id/html-check',
+      summary: "How well mail clients support the HTML and CSS features of the email's HTML body (caniemail.com data)",
+      params: idParams,
+      query: platformsQuery,
+      ok: { description: 'Support scores and a warning for each feature some client lacks', schema: htmlCheckSchema },
+      errors: { 400: 'platforms names an unknown platform', 404: 'No email with this id, or it has no HTML body', 503: 'The HTML took too long to read' },
+      handler: (_event, { params: { id }, query: { platforms } }) => checks.html(id, platforms?.length ? platforms : undefined),
+    })
+    services.api?.route({
+      method: 'GET',
+      path: '/api/email/:id/link-check',
+      summary: 'Asks every http(s) link and image of the email for its status (HEAD, then GET when refused)',
+      params: idParams,
+      ok: { description: 'Each distinct URL with its final status', schema: linkCheckSchema },
+      errors: { 404: 'No email with this id' },
+      handler: (_event, { params: { id } }) => checks.links(id),
+    })
+    services.api?.route({
+      method: 'GET',
+      path: '/api/email/:id/spam-check',
+      summary: "The email as SpamAssassin's spamd scores it (with --spamassassin)",
+      params: idParams,
+      ok: { description: 'The score, the threshold, and the rules that hit', schema: spamCheckSchema },
+      errors: { 400: 'No spamd is configured (--spamassassin)', 404: 'No email with this id', 502: 'spamd could not be reached or failed' },
+      handler: (_event, { params: { id } }) => (checks.spam ?? fail(400, 'The spam check is not configured: start svc with --spamassassin <host:port>'))(id),
+    })
+
+    services.mcp?.use((server) => {
+      const json = (value: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value, null, 2) }] })
+      const id = z.string().min(1).describe('The message: the `id` field from svc_search_emails or svc_get_latest_email')
+      server.registerTool(
+        'svc_check_html',
+        {
+          title: 'Check HTML support in mail clients',
+          description:
+            "How well mail clients support the HTML and CSS features a message's HTML body uses, from the caniemail.com data: " +
+            '`total` support in percent over every client and feature found, the `clients` counted, and a warning for each feature some client ' +
+            'lacks, with each client\'s support (yes, partial, no). Fails for a message without HTML.',
+          inputSchema: { id, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
+          annotations: { readOnlyHint: true, openWorldHint: false },
+        },
+        async ({ id, platforms }) => json(await checks.html(id, platforms?.length ? platforms : undefined)),
+      )
+      server.registerTool(
+        'svc_check_links',
+        {
+          title: 'Check the links of an email',
+          description:
+            'Asks every distinct http(s) link and image URL of a message (HEAD, then GET when refused; up to 5 redirects; 5 s each) and ' +
+            'returns each with its final `status` (0 when none came, the reason in `statusText`) and `ok` (2xx), and how many `errors`. ' +
+            'Link-local addresses (cloud metadata services) are never asked.',
+          inputSchema: { id },
+          annotations: { readOnlyHint: true, openWorldHint: true },
+        },
+        async ({ id }) => json(await checks.links(id)),
+      )
+      server.registerTool(
+        'svc_check_spam',
+        {
+          title: 'Score an email with SpamAssassin',
+          description:
+            "The message as SpamAssassin's spamd scores it: `score`, the `required` threshold, `isSpam`, and the `rules` that hit with their " +
+            'scores and descriptions. Needs svc started with --spamassassin <host:port>.',
+          inputSchema: { id },
+          annotations: { readOnlyHint: true, openWorldHint: false },
+        },
+        async ({ id }) => {
+          if (!checks.spam) throw new Error('The spam check is not configured: start svc with --spamassassin <host:port>')
+          return json(await checks.spam(id))
+        },
+      )
+    })
+
+    return async () => {
+      unhook()
+      delete services.checks
+      features.clear()
+      await scanner.close()
+    }
+  },
+})

@@ -1,0 +1,297 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { createServer, type Server } from 'node:http'
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { expectJsonError } from './support/api.js'
+import { callTool, errorOf, payloadOf } from './mcp-suite.js'
+import { sendRaw } from './support/smtp.js'
+import { startSvc, type TestSvc } from './support/svc.js'
+
+interface Score {
+  supported: number
+  partial: number
+  unsupported: number
+}
+interface HtmlCheck {
+  total: Score
+  clients: string[]
+  warnings: Array<{ slug: string; title: string; category: string; url: string; score: Score; results: Array<{ client: string; platform: string; support: string }> }>
+}
+interface LinkCheck {
+  errors: number
+  links: Array<{ url: string; status: number; statusText: string; ok: boolean }>
+}
+
+const MARKETING_HTML = `<!DOCTYPE html><html><head><style>
+  @media (prefers-color-scheme: dark) { .card { background: #111 } }
+  .row > .cell:hover { display: flex; gap: 8px }
+</style></head><body>
+<table cellpadding="0" role="presentation"><tr><td style="padding: 12px; border-radius: 6px; background-image: linear-gradient(#fff, #eee)">
+<svg width="10" height="10"></svg><a href="https://example.com/offer">Offer</a>
+</td></tr></table></body></html>`
+
+const addsUp = (score: Score) => expect(Math.abs(score.supported + score.partial + score.unsupported - 100)).toBeLessThan(0.1)
+
+/** healthz's answer time in ms while something else runs. */
+async function healthzMs(t: TestSvc): Promise<number> {
+  const started = performance.now()
+  expect((await t.api('/api/healthz')).status).toBe(200)
+  return performance.now() - started
+}
+
+describe('GET /api/email/:id/html-check', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t.stop())
+
+  it('answers the support of the features the HTML uses, per the caniemail data', async () => {
+    const { id } = await t.send({ html: MARKETING_HTML })
+    const response = await t.api(`/api/email/${id}/html-check`)
+    expect(response.status).toBe(200)
+    const check = (await response.json()) as HtmlCheck
+    addsUp(check.total)
+    expect(check.clients).toContain('Gmail Desktop Webmail')
+    expect(check.clients).toContain('Outlook Windows')
+    const slugs = check.warnings.map((warning) => warning.slug)
+    for (const slug of ['css-display-flex', 'css-at-media-prefers-color-scheme', 'css-pseudo-class-hover', 'css-linear-gradient', 'html-svg', 'css-border-radius']) {
+      expect(slugs).toContain(slug)
+    }
+    const flex = check.warnings.find((warning) => warning.slug === 'css-display-flex')!
+    expect(flex).toMatchObject({ title: 'display:flex', category: 'css', url: 'https://www.caniemail.com/features/css-display-flex/' })
+    addsUp(flex.score)
+    // Outlook on Windows renders with Word: no flexbox.
+    expect(flex.results).toContainEqual({ client: 'Outlook Windows', platform: 'desktop', support: 'no' })
+    for (const warning of check.warnings) {
+      expect(['html', 'css']).toContain(warning.category)
+      expect(warning.results.some((result) => result.support !== 'yes')).toBe(true)
+    }
+    // <table> is supported everywhere: no warning, yet counted in the total.
+    expect(slugs).not.toContain('html-table')
+  })
+
+  it('narrows to the platforms asked for, and refuses an unknown one', async () => {
+    const { id } = await t.send({ html: MARKETING_HTML })
+    const all = (await (await t.api(`/api/email/${id}/html-check`)).json()) as HtmlCheck
+    const mobile = (await (await t.api(`/api/email/${id}/html-check?platforms=mobile`)).json()) as HtmlCheck
+    expect(mobile.clients.length).toBeGreaterThan(0)
+    expect(mobile.clients.length).toBeLessThan(all.clients.length)
+    for (const warning of mobile.warnings) for (const result of warning.results) expect(result.platform).toBe('mobile')
+    const two = (await (await t.api(`/api/email/${id}/html-check?platforms=desktop,webmail`)).json()) as HtmlCheck
+    expect(two.clients.length + mobile.clients.length).toBe(all.clients.length)
+    expect(await expectJsonError(await t.api(`/api/email/${id}/html-check?platforms=mobile,tv`), 400)).toMatch(/tv/)
+  })
+
+  it('answers 404 for an unknown id and for a message without HTML', async () => {
+    await expectJsonError(await t.api('/api/email/nope/html-check'), 404)
+    const { id } = await t.send({ text: 'plain only' })
+    expect(await expectJsonError(await t.api(`/api/email/${id}/html-check`), 404)).toMatch(/no HTML/)
+  })
+
+  it('answers the same from its cache, and forgets a deleted message', async () => {
+    const { id } = await t.send({ html: MARKETING_HTML })
+    const first = await (await t.api(`/api/email/${id}/html-check`)).json()
+    expect(await (await t.api(`/api/email/${id}/html-check`)).json()).toEqual(first)
+    expect((await t.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
+    await expectJsonError(await t.api(`/api/email/${id}/html-check`), 404)
+  })
+
+  it('checks a 20 MB HTML body while healthz keeps answering', async () => {
+    const cell = '<tr><td style="padding:4px;color:#333"><p class="x">Row of a very long report <b>bold</b> <a href="https://example.com/r">r</a></p></td></tr>\n'
+    const html = `<html><body><table>${cell.repeat(Math.ceil((20 * 1024 * 1024) / cell.length))}</table></body></html>`
+    const { id } = await t.send({ html })
+    const check = t.api(`/api/email/${id}/html-check`)
+    const latencies: number[] = []
+    let done = false
+    void check.finally(() => (done = true))
+    while (!done) {
+      latencies.push(await healthzMs(t))
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    const response = await check
+    expect(response.status).toBe(200)
+    expect(((await response.json()) as HtmlCheck).warnings.map((warning) => warning.slug)).toContain('css-padding')
+    // The scan runs on a worker thread: healthz answered again and again while it ran.
+    expect(latencies.length).toBeGreaterThan(1)
+    expect(Math.max(...latencies)).toBeLessThan(5000)
+  }, 120_000)
+})
+
+/** A local HTTP server with one route per case, counting what it is asked. */
+function startSite(): Promise<{ server: Server; base: string; asked: string[] }> {
+  const asked: string[] = []
+  const server = createServer((req, res) => {
+    asked.push(`${req.method} ${req.url}`)
+    const path = new URL(req.url!, 'http://x').pathname
+    if (path === '/never') return // never answers
+    if (path === '/loop') return res.writeHead(302, { location: '/loop' }).end()
+    if (path === '/hop') return res.writeHead(301, { location: '/ok?after-redirect' }).end()
+    if (path === '/to-metadata') return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end()
+    if (path === '/to-file') return res.writeHead(302, { location: 'file:///etc/passwd' }).end()
+    if (path === '/head-refused' && req.method === 'HEAD') return res.writeHead(405).end()
+    if (path === '/missing') return res.writeHead(404).end()
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
+  })
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked })))
+}
+
+describe('GET /api/email/:id/link-check', () => {
+  let t: TestSvc
+  let site: Awaited<ReturnType<typeof startSite>>
+  beforeAll(async () => {
+    ;[t, site] = await Promise.all([startSvc(), startSite()])
+  })
+  afterAll(async () => {
+    site.server.closeAllConnections()
+    site.server.close()
+    await t.stop()
+  })
+
+  it('gives each distinct link its final status, never asking link-local, file: or javascript: URLs', async () => {
+    const b = site.base
+    const html = `<p>
+      <a href="${b}/ok">ok</a> <a href="${b}/missing">missing</a> <a href="${b}/head-refused">head</a>
+      <a href="${b}/hop">hop</a> <a href="${b}/loop">loop</a> <a href="${b}/never">never</a>
+      <a href="${b}/to-metadata">to metadata</a> <a href="${b}/to-file">to file</a>
+      <a href="http://169.254.169.254/latest/meta-data/">metadata</a> <a href="http://[fe80::1]/">fe80</a>
+      <a href="http://[::ffff:169.254.169.254]/">mapped</a>
+      <a href="javascript:alert(1)">js</a> <a href="file:///etc/passwd">file</a> <a href="${b}/ok">ok again</a>
+      <img src="${b}/ok?image"></p>`
+    const { id } = await t.send({ html, text: `Also ${b}/ok?text and ${b}/ok` })
+    const started = Date.now()
+    const check = (await (await t.api(`/api/email/${id}/link-check`)).json()) as LinkCheck
+    expect(Date.now() - started).toBeLessThan(15_000)
+    const byPath = Object.fromEntries(check.links.map((link) => [link.url.replace(b, ''), link]))
+    expect(check.links.map((link) => link.url.replace(b, ''))).toEqual([
+      '/ok', '/missing', '/head-refused', '/hop', '/loop', '/never', '/to-metadata', '/to-file',
+      'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://[::ffff:169.254.169.254]/', '/ok?image', '/ok?text',
+    ])
+    expect(byPath['/ok']).toEqual({ url: `${b}/ok`, status: 200, statusText: 'OK', ok: true })
+    expect(byPath['/missing']).toMatchObject({ status: 404, ok: false })
+    expect(byPath['/head-refused']).toMatchObject({ status: 200, ok: true })
+    expect(byPath['/hop']).toMatchObject({ status: 200, ok: true })
+    expect(byPath['/loop']).toMatchObject({ status: 302, ok: false, statusText: expect.stringMatching(/Too many redirects/) })
+    expect(byPath['/never']).toMatchObject({ status: 0, ok: false, statusText: expect.stringMatching(/No answer within 5 s/) })
+    expect(byPath['/to-metadata']).toMatchObject({ status: 0, ok: false, statusText: expect.stringMatching(/link-local/) })
+    expect(byPath['/to-file']).toMatchObject({ status: 302, ok: false, statusText: expect.stringMatching(/file: URL, not followed/) })
+    for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://[::ffff:169.254.169.254]/']) {
+      expect(byPath[url]).toMatchObject({ status: 0, ok: false, statusText: expect.stringMatching(/link-local/) })
+    }
+    expect(check.errors).toBe(check.links.filter((link) => !link.ok).length)
+    expect(site.asked).toContain('GET /head-refused')
+    expect(site.asked.filter((line) => line.endsWith('/loop'))).toHaveLength(6)
+    expect(site.asked.some((line) => line.includes('passwd'))).toBe(false)
+  })
+
+  it('checks 10,000 links, 5 at a time, while healthz keeps answering', async () => {
+    const links = Array.from({ length: 10_000 }, (_, i) => `<a href="${site.base}/ok?n=${i}">${i}</a>`).join('\n')
+    const { id } = await t.send({ html: `<p>${links}</p>` })
+    const check = t.api(`/api/email/${id}/link-check`)
+    let done = false
+    void check.finally(() => (done = true))
+    const latencies: number[] = []
+    while (!done) {
+      latencies.push(await healthzMs(t))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    const result = (await (await check).json()) as LinkCheck
+    expect(result.links).toHaveLength(10_000)
+    expect(result.errors).toBe(0)
+    expect(latencies.length).toBeGreaterThan(1)
+    expect(Math.max(...latencies)).toBeLessThan(5000)
+  }, 120_000)
+
+  it('answers 404 for an unknown id', async () => {
+    await expectJsonError(await t.api('/api/email/nope/link-check'), 404)
+  })
+})
+
+const SPAMD = '/usr/sbin/spamd'
+const spamdRequired = process.env.SVC_TEST_SPAMD === 'required'
+
+/** A free loopback port, for a server this test starts. */
+function freePort(): Promise<number> {
+  const server = createNetServer()
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
+    const { port } = server.address() as AddressInfo
+    server.close(() => resolve(port))
+  }))
+}
+
+describe('GET /api/email/:id/spam-check', () => {
+  it('answers 400 without --spamassassin, naming it', async () => {
+    const t = await startSvc()
+    try {
+      const { id } = await t.send({ text: 'hi' })
+      expect(await expectJsonError(await t.api(`/api/email/${id}/spam-check`), 400)).toMatch(/--spamassassin/)
+    } finally {
+      await t.stop()
+    }
+  })
+
+  it('answers 502 when spamd cannot be reached', async () => {
+    const t = await startSvc({ spamassassin: `127.0.0.1:${await freePort()}` })
+    try {
+      const { id } = await t.send({ text: 'hi' })
+      expect(await expectJsonError(await t.api(`/api/email/${id}/spam-check`), 502)).toMatch(/SpamAssassin/)
+      await expectJsonError(await t.api('/api/email/nope/spam-check'), 404)
+    } finally {
+      await t.stop()
+    }
+  })
+
+  describe.skipIf(!existsSync(SPAMD) && !spamdRequired)('against a real spamd', () => {
+    let t: TestSvc
+    let spamd: ChildProcess
+    let mcp: Client
+    beforeAll(async () => {
+      const port = await freePort()
+      // -L: local tests only (no network); -u: spamd will not run as root; -x: no per-user config.
+      spamd = spawn(SPAMD, ['-L', '-x', '-u', 'nobody', '--listen', `127.0.0.1:${port}`, '--max-children', '1', '--min-children', '1', '-s', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] })
+      await new Promise<void>((resolve, reject) => {
+        let log = ''
+        spamd.stderr!.on('data', (chunk: Buffer) => {
+          log += chunk.toString()
+          if (log.includes('server successfully spawned child process')) resolve()
+        })
+        spamd.once('exit', (code) => reject(new Error(`spamd exited (${code}): ${log}`)))
+      })
+      t = await startSvc({ spamassassin: `127.0.0.1:${port}`, mcp: true })
+      mcp = new Client({ name: 'svc-test', version: '1.0.0' })
+      await mcp.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`)))
+    }, 120_000)
+    afterAll(async () => {
+      await mcp?.close()
+      await t?.stop()
+      spamd?.kill()
+    })
+
+    it('scores a message with the rules that hit', async () => {
+      await sendRaw(t.smtpPort, { data: 'From: a@example.com\r\nTo: b@example.com\r\nSubject: cheap pills\r\n\r\nBuy viagra now\r\n' })
+      const [summary] = (await (await t.api('/api/email')).json()) as Array<{ id: string }>
+      const response = await t.api(`/api/email/${summary!.id}/spam-check`)
+      expect(response.status).toBe(200)
+      const check = (await response.json()) as { score: number; required: number; isSpam: boolean; rules: Array<{ name: string; score: number; description: string }> }
+      expect(check.required).toBe(5)
+      const names = check.rules.map((rule) => rule.name)
+      expect(names).toContain('MISSING_DATE')
+      expect(check.rules.find((rule) => rule.name === 'MISSING_DATE')!.description).toMatch(/Date/)
+      expect(check.score).toBeCloseTo(check.rules.reduce((sum, rule) => sum + rule.score, 0), 0)
+      expect(check.isSpam).toBe(check.score >= check.required)
+      expect(payloadOf(await callTool(mcp, 'svc_check_spam', { id: summary!.id }))).toEqual(check)
+    }, 60_000)
+
+    it('offers the three checks as MCP tools', async () => {
+      const { id } = await t.send({ html: MARKETING_HTML })
+      const html = payloadOf<HtmlCheck>(await callTool(mcp, 'svc_check_html', { id, platforms: ['mobile'] }))
+      expect(html).toEqual(await (await t.api(`/api/email/${id}/html-check?platforms=mobile`)).json())
+      const links = payloadOf<LinkCheck>(await callTool(mcp, 'svc_check_links', { id }))
+      expect(links.links.map((link) => link.url)).toEqual(['https://example.com/offer'])
+      expect(errorOf(await callTool(mcp, 'svc_check_html', { id: 'nope' }))).toMatch(/nope/)
+    }, 60_000)
+  })
+})

@@ -167,3 +167,49 @@ export function buildManyAttachments(count) {
     '',
   ].join('\r\n')
 }
+
+/**
+ * A marketing mail of about `size` bytes of HTML, as email builders write
+ * them: nested layout tables, inline styles on every cell, a style sheet
+ * with media queries and dark mode, images and links; each `n` its own words.
+ */
+export function buildMarketingMessage(n, size = 100 * 1024) {
+  const next = random(n + 1000)
+  const head = [
+    '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">',
+    '<meta name="color-scheme" content="light dark"><title>Spring sale</title><style>',
+    '  body { margin: 0; padding: 0; -webkit-text-size-adjust: 100%; }',
+    '  .button a:hover { background-color: #0b5ed7 !important; }',
+    '  @media only screen and (max-width: 600px) { .column { display: block !important; width: 100% !important; } .hero img { max-width: 100% !important; height: auto !important; } }',
+    '  @media (prefers-color-scheme: dark) { .card { background: #1e1e1e !important; color: #eee !important; } }',
+    '</style></head><body style="margin:0;background-color:#f4f4f4">',
+    '<table role="presentation" width="100%" cellpadding="0" cellspacing="0" border="0" style="background-color:#f4f4f4"><tr><td align="center">',
+  ].join('\n')
+  const rows = []
+  let html = head
+  for (let i = 0; html.length + rows.join('').length < size - 200; i++) {
+    const text = words(next, 300)
+    rows.push(
+      `<table role="presentation" class="card" width="600" cellpadding="0" cellspacing="0" style="width:600px;max-width:600px;background:#ffffff;border-radius:8px;margin:0 auto 16px"><tr>` +
+        `<td class="column" width="200" valign="top" style="padding:16px;font-family:Helvetica,Arial,sans-serif"><a href="https://shop.example/p/${n}-${i}?utm_source=mail"><img src="https://cdn.shop.example/img/${n}-${i}.png" width="168" height="168" alt="Product ${i}" style="display:block;border:0;width:168px;height:auto"></a></td>` +
+        `<td class="column" width="400" valign="top" style="padding:16px 16px 16px 0;font-family:Helvetica,Arial,sans-serif;font-size:15px;line-height:22px;color:#333333">` +
+        `<h2 style="margin:0 0 8px;font-size:20px;line-height:26px;color:#111111">Offer ${n}.${i}</h2><p style="margin:0 0 12px">${text}</p>` +
+        `<table role="presentation" class="button" cellpadding="0" cellspacing="0"><tr><td style="border-radius:4px;background-color:#0d6efd"><a href="https://shop.example/buy/${n}-${i}" style="display:inline-block;padding:10px 18px;color:#ffffff;text-decoration:none;font-weight:bold">Buy now</a></td></tr></table>` +
+        `</td></tr></table>\n`,
+    )
+  }
+  html += rows.join('') + '</td></tr></table></body></html>'
+  return [
+    'From: "Shop" <news@shop.example>',
+    `To: customer${n}@example.com`,
+    `Subject: Spring sale ${n}`,
+    `Message-ID: <marketing-${n}@shop.example>`,
+    'Date: Mon, 06 May 2024 07:08:09 +0000',
+    'MIME-Version: 1.0',
+    'Content-Type: text/html; charset=utf-8',
+    'Content-Transfer-Encoding: quoted-printable',
+    '',
+    html.replace(/=/g, '=3D').replace(/(.{1,72})/g, '$1=\r\n'),
+    '',
+  ].join('\r\n')
+}

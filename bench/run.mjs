@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { io } from 'socket.io-client'
 import { memoryOf, sampleRss, startSvc } from './child.mjs'
 import { median, medianLatency, timedRequest } from './http-client.mjs'
-import { buildLargeMessage, buildManyAttachments, buildMessage, RARE_WORD } from './messages.mjs'
+import { buildLargeMessage, buildManyAttachments, buildMarketingMessage, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
 import { newMailLatencies } from './new-mail.mjs'
 import { postgresMeasures, postgresScenarios } from './postgres.mjs'
@@ -29,8 +29,8 @@ const { values: flags } = parseArgs({
 const QUICK = flags.quick
 const RUNS = Math.max(1, Number(flags.runs) || 1)
 const SIZE = QUICK
-  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000 }
-  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000 }
+  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000, htmlChecks: 20 }
+  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000, htmlChecks: 50 }
 if (flags['pg-stored']) SIZE.pgStored = Math.max(2000, Number(flags['pg-stored']) || SIZE.pgStored)
 const MiB = 1024 * 1024
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -68,6 +68,8 @@ const MEASURES = [
   { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
   { key: 'attachments', label: `${SIZE.attachments} attachments of one message, downloaded one by one`, unit: 'ms', better: 'lower', maildev: 540 },
   { key: 'attachmentsRestored', label: 'The same after a restart (restored from --mail-directory)', unit: 'ms', better: 'lower' },
+  { key: 'htmlCheckFirst', label: `HTML check of a 100 KB marketing mail, first time, p50 of ${SIZE.htmlChecks}`, unit: 'ms', target: 50, better: 'lower' },
+  { key: 'htmlCheckCached', label: 'The same mail checked again (cached), p50', unit: 'ms', target: 1, better: 'lower' },
   ...postgresMeasures(SIZE),
 ]
 
@@ -313,6 +315,30 @@ async function manyAttachments() {
   }
 }
 
+/**
+ * GET /api/email/:id/html-check on distinct 100 KB marketing mails: each
+ * message's first check (its HTML read on the checker's thread), then the
+ * same message again, answered from the cache. Times from request to the
+ * whole answer; the checker's thread is started by one check beforehand.
+ */
+async function htmlCheck() {
+  const svc = await startSvc()
+  try {
+    const client = await connectSmtp(svc.smtpPort)
+    for (let n = 0; n <= SIZE.htmlChecks; n++) await client.send(buildMarketingMessage(n))
+    client.close()
+    const { items } = await svc.json(`/api/email/summary?limit=${SIZE.htmlChecks + 1}`)
+    const check = (id) => `${svc.baseUrl}/api/email/${id}/html-check`
+    await timedRequest(check(items[0].id))
+    const first = []
+    for (const { id } of items.slice(1)) first.push((await timedRequest(check(id))).ms)
+    const cached = await medianLatency(() => check(items[1].id), SIZE.htmlChecks * 2)
+    return { htmlCheckFirst: median(first), htmlCheckCached: cached }
+  } finally {
+    await svc.stop()
+  }
+}
+
 /** Each scenario starts its own svc; `--only` names scenarios to run alone. */
 const SCENARIOS = {
   intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
@@ -325,6 +351,7 @@ const SCENARIOS = {
   restore,
   large: largeMessage,
   attachments: manyAttachments,
+  htmlCheck,
   ...postgresScenarios(SIZE),
 }
 

@@ -83,28 +83,42 @@ export default definePlugin({
   },
   setup({ config, store, hooks, services }) {
     const scanner = createHtmlScanner()
-    // Per message, the features its HTML uses; the answer for any platforms is made from them.
-    const features = new Map<string, Promise<string[]>>()
-    const htmlFeatures = (email: Email & { html: string }): Promise<string[]> => {
-      const known = features.get(email.id)
-      if (known) {
-        // Most recently used last: the oldest entries are the first dropped.
-        features.delete(email.id)
-        features.set(email.id, known)
-        return known
+    /**
+     * Per message, the features its HTML uses (a scan in flight, then its
+     * result) and the answers made from them, as JSON, per platforms asked
+     * for: a message checked again is answered without reading it. Most
+     * recently used last, so the oldest entries are the first dropped.
+     */
+    const cache = new Map<string, { scan: Promise<string[]>; answers: Map<string, string> }>()
+    const cached = (id: string) => {
+      const entry = cache.get(id)
+      if (entry) {
+        cache.delete(id)
+        cache.set(id, entry)
       }
-      const scan = scanner.scan(email.html)
-      features.set(email.id, scan)
-      scan.catch(() => features.get(email.id) === scan && features.delete(email.id))
-      if (features.size > HTML_CACHE_SIZE) features.delete(features.keys().next().value!)
-      return scan
+      return entry
+    }
+    const htmlCheckJson = async (id: string, platforms: readonly Platform[] = PLATFORMS): Promise<string> => {
+      const key = [...new Set(platforms)].sort().join(',')
+      let entry = cached(id)
+      const answer = entry?.answers.get(key)
+      if (answer) return answer
+      if (!entry) {
+        const email = await requireHtml(store, id)
+        entry = cached(id) ?? { scan: scanner.scan(email.html), answers: new Map() }
+        const created = entry
+        cache.set(id, created)
+        created.scan.catch(() => cache.get(id) === created && cache.delete(id))
+        if (cache.size > HTML_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+      }
+      const found = await entry.scan.catch((error: Error) => fail(503, error.message))
+      const json = JSON.stringify(htmlCheckResult(found, platforms))
+      entry.answers.set(key, json)
+      return json
     }
     const spamd = parseSpamdAddress(config.spamassassin)
     const checks: MessageChecks = {
-      async html(id, platforms) {
-        const found = await htmlFeatures(await requireHtml(store, id)).catch((error: Error) => fail(503, error.message))
-        return htmlCheckResult(found, platforms)
-      },
+      html: async (id, platforms) => JSON.parse(await htmlCheckJson(id, platforms)) as HtmlCheckResult,
       async links(id) {
         return checkLinks(checkedUrls(await store.require(id)))
       },
@@ -116,7 +130,7 @@ export default definePlugin({
       }),
     }
     services.checks = checks
-    const unhook = hooks.hook('mail:deleted', ({ id }) => void features.delete(id))
+    const unhook = hooks.hook('mail:deleted', ({ id }) => void cache.delete(id))
 
     services.api?.route({
       method: 'GET',
@@ -126,7 +140,8 @@ export default definePlugin({
       query: platformsQuery,
       ok: { description: 'Support scores and a warning for each feature some client lacks', schema: htmlCheckSchema },
       errors: { 400: 'platforms names an unknown platform', 404: 'No email with this id, or it has no HTML body', 503: 'The HTML took too long to read' },
-      handler: (_event, { params: { id }, query: { platforms } }) => checks.html(id, platforms?.length ? platforms : undefined),
+      handler: async (_event, { params: { id }, query: { platforms } }) =>
+        new Response(await htmlCheckJson(id, platforms?.length ? platforms : undefined), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
     })
     services.api?.route({
       method: 'GET',
@@ -161,7 +176,7 @@ export default definePlugin({
           inputSchema: { id, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
           annotations: { readOnlyHint: true, openWorldHint: false },
         },
-        async ({ id, platforms }) => json(await checks.html(id, platforms?.length ? platforms : undefined)),
+        async ({ id, platforms }) => ({ content: [{ type: 'text' as const, text: await htmlCheckJson(id, platforms?.length ? platforms : undefined) }] }),
       )
       server.registerTool(
         'svc_check_links',
@@ -196,7 +211,7 @@ export default definePlugin({
     return async () => {
       unhook()
       delete services.checks
-      features.clear()
+      cache.clear()
       await scanner.close()
     }
   },

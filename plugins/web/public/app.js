@@ -241,6 +241,7 @@ async function openEmail(id, { fromHash = false } = {}) {
     }
     showMessage(reader, email, {
       canRelay: Boolean(state.config.outgoingHost),
+      config: state.config,
       onDelete: () => deleteOpen(),
       onRelay: () => relay(email),
       onBack: closeEmail,

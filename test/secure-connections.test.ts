@@ -85,8 +85,11 @@ describe('with the default caps', () => {
     const webPort = Number(new URL(t.baseUrl).port)
     const upgrade = `GET /socket.io/?EIO=4&transport=websocket HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n`
     const kinds = ['', 'GET /api/email HTTP/1.1\r\nHost: 127.0.0.1\r\n', 'GET /api/email/wait?timeout=60000&subject=never HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n', upgrade]
-    const web = (await Promise.all(ADDRESSES.map((address, n) => flood(webPort, address, PER_ADDRESS, kinds[n % kinds.length])))).flat()
-    const smtp = (await Promise.all(ADDRESSES.map((address) => flood(t.smtpPort, address, PER_ADDRESS)))).flat()
+    // One address after another: each reaches its own cap before the total is reached, then the last ones make room.
+    const web: FloodSocket[] = []
+    const smtp: FloodSocket[] = []
+    for (const [n, address] of ADDRESSES.entries()) web.push(...(await flood(webPort, address, PER_ADDRESS, kinds[n % kinds.length])))
+    for (const address of ADDRESSES) smtp.push(...(await flood(t.smtpPort, address, PER_ADDRESS)))
     try {
       // Past 100 from one address, or 1,000 in all, a socket is told why and closed (or makes room for a smaller holder's).
       await expect.poll(() => web.filter((s) => !s.closed).length, { timeout: 60_000 }).toBeLessThanOrEqual(1000)

@@ -79,6 +79,7 @@ describe('connection flood', () => {
     expect(timedOut.length).toBeGreaterThan(0)
     expect(refused.length).toBeGreaterThan(0)
     expect(timedOut.length + refused.length).toBe(FLOOD)
-    expect(await healthz()).toBe(200)
+    // The client sees a socket closed a moment before the server releases its slot.
+    await expect.poll(healthz, { timeout: 5_000 }).toBe(200)
   })
 })

@@ -35,7 +35,7 @@ export {
 export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './storage/store.js'
 export { createId, notAMessage, parseEmail, readAttachment, RECORD_VERSION, type ParseInput } from './mail/parse.js'
 export { parseMail, type ParseMailInput } from './mail/pool.js'
-export { attachmentNames, formatSize, inlineCount, toEmail, toSearchText, toSummary } from './mail/format.js'
+export { attachmentNames, boundSummary, formatSize, inlineCount, SUMMARY_LIMITS, toEmail, toSearchText, toSummary } from './mail/format.js'
 export { bareContentId, inlineContentIds, markInline, referencedContentIds } from './mail/content-id.js'
 export { extractLinks, type MailLink } from './mail/links.js'
 export {

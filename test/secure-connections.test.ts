@@ -152,7 +152,21 @@ describe('Socket.IO sessions', () => {
     expect(joined.status).toBe(200)
     const clients = () => s.svc.services.io!.engine['clients'] as Record<string, unknown>
     expect(clients()[sid!]).toBeDefined()
-    for (let n = 0; n < 10; n += 1) await s.send({ subject: `${n} ${'x'.repeat(4000)}` })
+    // A summary carries at most 1,000 characters of subject: some 30 of them pass 16 KiB.
+    for (let n = 0; n < 40 && clients()[sid!]; n += 1) await s.send({ subject: `${n} ${'x'.repeat(4000)}` })
+    await expect.poll(() => clients()[sid!], { timeout: 10_000 }).toBeUndefined()
+  })
+
+  it('drop a client that stops reading read-state events too (read and unread again)', async () => {
+    const { id } = await s.send({ subject: 'toggled' })
+    const { sid } = await handshake('127.0.0.34')
+    const joined = await rawRequest(s, `/socket.io/?EIO=4&transport=polling&sid=${sid}`, { method: 'POST', body: '40', localAddress: '127.0.0.34', headers: { 'content-type': 'text/plain' } })
+    expect(joined.status).toBe(200)
+    const clients = () => s.svc.services.io!.engine['clients'] as Record<string, unknown>
+    // Each toggle queues one small readMail for it: about 50 bytes, so 16 KiB is passed after some 330.
+    for (let n = 0; n < 500 && clients()[sid!]; n += 1) {
+      expect((await s.api(`/api/email/${id}${n % 2 ? '' : '/unread'}`, { method: n % 2 ? 'GET' : 'PATCH' })).status).toBe(200)
+    }
     await expect.poll(() => clients()[sid!], { timeout: 10_000 }).toBeUndefined()
   })
 })

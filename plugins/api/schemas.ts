@@ -27,15 +27,15 @@ export const emailSummarySchema = z
     id: z.string(),
     time: time('Time of receipt'),
     read: z.boolean(),
-    subject: z.string(),
+    subject: z.string().meta({ description: 'At most 1,000 characters: a longer one is cut, ending in …' }),
     size: z.int().nonnegative().meta({ description: 'Raw message size in bytes' }),
     sizeHuman: z.string().meta({ example: '1.45 KB' }),
-    from: z.array(address),
-    to: z.array(address),
+    from: z.array(address).meta({ description: 'At most the first 100 (fewer when long entries would pass 16 KiB)' }),
+    to: z.array(address).meta({ description: 'At most the first 100 (fewer when long entries would pass 16 KiB)' }),
     attachmentCount: z.int().nonnegative().meta({ description: 'Attachments that are not inline (a part the HTML body shows by cid: is inline)' }),
     preview: z.string().meta({ description: 'The start of the plain-text body' }),
   })
-  .meta({ id: 'EmailSummary', description: 'The bounded projection of an email used by listings and live events' }) satisfies z.ZodType<EmailSummary>
+  .meta({ id: 'EmailSummary', description: 'The bounded projection of an email used by listings, live events and webhooks: at most 16 KiB of JSON; GET /api/email/{id} has every field whole' }) satisfies z.ZodType<EmailSummary>
 
 export const emailSchema = z
   .object({

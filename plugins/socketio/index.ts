@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import { Server } from 'socket.io'
-import { createAdmission, defineOptions, definePlugin, toSummary, type EmailSummary, type OptionValues } from 'svc-mail/kit'
+import { boundSummary, createAdmission, defineOptions, definePlugin, toSummary, type EmailSummary, type OptionValues } from 'svc-mail/kit'
 
 const options = defineOptions({
   socketioMaxSessions: {
@@ -128,14 +128,16 @@ export default definePlugin({
         // socket.io encodes an event even for nobody: skip that work while no client listens.
         if (io.engine.clientsCount === 0) return
         dropSlowReaders()
-        io.emit('newMail', toSummary(email))
+        io.emit('newMail', boundSummary(toSummary(email)))
       }),
       hooks.hook('mail:deleted', ({ id }) => {
         dropSlowReaders()
         io.emit('deleteMail', { id })
       }),
       hooks.hook('mail:read', ({ ids, read }) => {
-        if (io.engine.clientsCount > 0) io.emit('readMail', { ids, read })
+        if (io.engine.clientsCount === 0) return
+        dropSlowReaders()
+        io.emit('readMail', { ids, read })
       }),
     ]
 

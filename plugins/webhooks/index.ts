@@ -1,4 +1,4 @@
-import { compileSearch, defineOptions, definePlugin, searchTarget, toSummary, type EmailSummary, type OptionValues, type SearchMatcher } from 'svc-mail/kit'
+import { boundSummary, compileSearch, defineOptions, definePlugin, searchTarget, toSummary, type EmailSummary, type OptionValues, type SearchMatcher } from 'svc-mail/kit'
 import { createDeliveryQueue, displayUrl, type WebhookDelivered, type WebhookFailed } from './queue.js'
 import { WEBHOOK_EVENTS, webhookEvent, webhookTarget, type WebhookEvent } from './targets.js'
 
@@ -152,7 +152,7 @@ export default definePlugin({
       hooks.hook('mail:accepted', (email, { origin }) => {
         if (origin === 'remote') return
         let target: ReturnType<typeof searchTarget> | undefined
-        const payload: WebhookPayload = { event: 'mail:received', email: toSummary(email) }
+        const payload: WebhookPayload = { event: 'mail:received', email: boundSummary(toSummary(email)) }
         send('mail:received', email.id, payload, ({ matches }) => !matches || matches((target ??= searchTarget(email))))
       }),
       hooks.hook('mail:deleted', ({ id, remote }) => {

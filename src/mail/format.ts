@@ -1,4 +1,4 @@
-import type { Attachment, Email, EmailBody, EmailSummary } from '../types.js'
+import type { Address, Attachment, Email, EmailBody, EmailSummary } from '../types.js'
 import { markInline } from './content-id.js'
 
 const PREVIEW_LENGTH = 200
@@ -24,6 +24,54 @@ export function toSummary(email: Email): EmailSummary {
     attachmentCount: email.attachments.filter((attachment) => !attachment.inline).length,
     preview: previewOf(email.text),
   }
+}
+
+/** What any summary may carry, whatever the message: the Email record keeps the fields whole. */
+export const SUMMARY_LIMITS = { subjectCharacters: 1000, addresses: 100, bytes: 16 * 1024 } as const
+
+/** Longest name or address an entry of a summary's lists keeps (an address has at most 254 characters). */
+const ADDRESS_PART_CHARACTERS = 320
+
+const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value))
+
+/** Cut to `length` characters (a surrogate pair never split) ending in `…`; unchanged when it fits. */
+function cut(text: string, length: number): string {
+  if (text.length <= length) return text
+  const end = /[\uD800-\uDBFF]/.test(text[length - 2] ?? '') ? length - 2 : length - 1
+  return `${text.slice(0, end)}…`
+}
+
+const boundAddress = ({ name, address }: Address): Address =>
+  name === undefined ? { address: cut(address, ADDRESS_PART_CHARACTERS) } : { address: cut(address, ADDRESS_PART_CHARACTERS), name: cut(name, ADDRESS_PART_CHARACTERS) }
+
+/** An upper bound of a string's bytes in JSON (six for a character JSON escapes). */
+const jsonBytesAtMost = (text: string | undefined) => 6 * (text?.length ?? 0) + 2
+
+/**
+ * The summary as listings, live events and webhooks send it: at most
+ * SUMMARY_LIMITS.bytes of JSON, its subject cut to 1,000 characters ending in
+ * `…`, each address list to its first 100 entries (fewer when the entries are
+ * long), so a hostile message is not copied whole into every page, event and
+ * queued delivery. A summary within the limits is returned as it is.
+ */
+export function boundSummary(summary: EmailSummary): EmailSummary {
+  const { subject, from, to, preview } = summary
+  const estimate = [subject, preview, ...from.flatMap((a) => [a.name, a.address]), ...to.flatMap((a) => [a.name, a.address])]
+    .reduce((sum, text) => sum + jsonBytesAtMost(text) + 12, 512)
+  if (estimate <= SUMMARY_LIMITS.bytes && subject.length <= SUMMARY_LIMITS.subjectCharacters) return summary
+  const bounded: EmailSummary = {
+    ...summary,
+    subject: cut(subject, SUMMARY_LIMITS.subjectCharacters),
+    from: from.slice(0, SUMMARY_LIMITS.addresses).map(boundAddress),
+    to: to.slice(0, SUMMARY_LIMITS.addresses).map(boundAddress),
+  }
+  // Long entries: drop from the end of the longer list until the whole fits.
+  let excess = jsonBytes(bounded) - SUMMARY_LIMITS.bytes
+  while (excess > 0 && bounded.from.length + bounded.to.length > 0) {
+    const list = bounded.to.length >= bounded.from.length ? bounded.to : bounded.from
+    excess -= jsonBytes(list.pop()) + 1
+  }
+  return bounded
 }
 
 /**

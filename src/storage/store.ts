@@ -1,4 +1,5 @@
 import type { SvcHookable } from '../hooks.js'
+import { boundSummary } from '../mail/format.js'
 import { readAttachment } from '../mail/parse.js'
 import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from '../types.js'
 import type { AttachmentContent, InboxCounts, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
@@ -32,6 +33,7 @@ export interface MailStore {
   /** A kept message (see KeptMail), content unread when the driver can restore it so; no hook fires. */
   restore(mail: KeptMail): Promise<void>
   has(id: string): Promise<boolean>
+  /** Within SUMMARY_LIMITS, as every listing gives it. */
   summary(id: string): Promise<EmailSummary | undefined>
   get(id: string): Promise<Email | undefined>
   /** `get`, throwing MailNotFoundError for an unknown id. */
@@ -62,6 +64,7 @@ export interface MailStore {
   remove(id: string): Promise<boolean>
   /** Removes everything; resolves the removed ids. */
   removeAll(): Promise<string[]>
+  /** Its summaries within SUMMARY_LIMITS. */
   page(query?: PageQuery): Promise<SummaryPage>
   counts(): Promise<InboxCounts>
   oldest(count: number): Promise<string[]>
@@ -86,7 +89,10 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       await driver.add({ email: { ...email, read: mail.summary.read }, raw })
     },
     has: (id) => driver.has(id),
-    summary: (id) => driver.summary(id),
+    summary: async (id) => {
+      const summary = await driver.summary(id)
+      return summary && boundSummary(summary)
+    },
     get: (id) => driver.get(id),
     async require(id) {
       const email = await driver.get(id)
@@ -168,7 +174,10 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       }
       return removed
     },
-    page: (query = {}) => driver.page(query),
+    async page(query = {}) {
+      const page = await driver.page(query)
+      return { ...page, items: page.items.map(boundSummary) }
+    },
     counts: () => driver.counts(),
     oldest: (count) => driver.oldest(count),
     emails: (order) => driver.emails(order),

@@ -241,6 +241,56 @@ it('removes a message deleted elsewhere from the open page', async () => {
   await expect.poll(() => row(page, 'Doomed').count()).toBe(0)
 })
 
+it('notifies of new mail once turned on, remembers it, and opens the message the notification names', async () => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
+  await context.grantPermissions(['notifications'], { origin: t.baseUrl })
+  // Every notification the page makes, kept where the test can read and click it.
+  await context.addInitScript(() => {
+    const Real = window.Notification
+    const shown: Notification[] = []
+    Object.assign(window, { shown })
+    window.Notification = class extends Real {
+      constructor(title: string, options?: NotificationOptions) {
+        super(title, options)
+        shown.push(this)
+      }
+    }
+  })
+  const notified = () => notifying.evaluate(() => (window as unknown as { shown: Notification[] }).shown.map((n) => [n.title, n.body]))
+  const notifying = await context.newPage()
+  const pageErrors = watchErrors(notifying)
+  try {
+    await notifying.goto(`${t.baseUrl}/`)
+    await notifying.locator('#live.on').waitFor()
+    const button = notifying.locator('#notify')
+    expect(await button.getAttribute('aria-pressed')).toBe('false')
+    // Off until turned on: this one notifies nobody.
+    await t.send({ subject: 'Before opting in' })
+    await row(notifying, 'Before opting in').waitFor()
+    await button.click()
+    await expect.poll(() => button.getAttribute('aria-pressed')).toBe('true')
+
+    await notifying.reload()
+    await notifying.locator('#live.on').waitFor()
+    expect(await button.getAttribute('aria-pressed')).toBe('true')
+    const { id } = await t.send({ subject: 'Your sign-up code', from: 'Acme <hello@acme.test>', text: 'The code is 424242.' })
+    await expect.poll(notified, { timeout: 10_000 }).toEqual([['Your sign-up code', 'From Acme\nThe code is 424242.']])
+    await notifying.evaluate(() => {
+      const [notification] = (window as unknown as { shown: Notification[] }).shown
+      notification!.onclick!(new Event('click'))
+    })
+    await expect.poll(() => notifying.locator('.message').getAttribute('data-id')).toBe(id)
+
+    await button.click()
+    expect(await button.getAttribute('aria-pressed')).toBe('false')
+    await notifying.reload()
+    expect(await notifying.locator('#notify').getAttribute('aria-pressed')).toBe('false')
+    expect(pageErrors).toEqual([])
+  } finally {
+    await context.close()
+  }
+})
+
 // docs/inbox.png: drawn again whenever the page's files change (their hash is kept beside it), or with UPDATE_SCREENSHOTS=1.
 const screenshot = join(packageRoot, 'docs', 'inbox.png')
 const screenshotHash = `${screenshot}.sha256`

@@ -5,6 +5,7 @@ import { api, socketPath } from './api.js'
 import { ask, h, icon, toast } from './dom.js'
 import { count, people, personShort, shortTime } from './format.js'
 import { createVirtualList } from './list.js'
+import { setupNotifications } from './notify.js'
 import { showMessage, showPlaceholder } from './reader.js'
 import { setupThemeSwitch } from './theme.js'
 import { io } from './socket.io/socket.io.esm.min.js'
@@ -456,7 +457,11 @@ socket.on('connect_error', () => {
   live.textContent = 'Offline'
   live.className = 'live off'
 })
-socket.on('newMail', scheduleReload)
+const notify = setupNotifications($('notify'), (id) => openEmail(id))
+socket.on('newMail', (summary) => {
+  notify(summary)
+  scheduleReload()
+})
 socket.on('readMail', applyRead)
 socket.on('deleteMail', ({ id }) => {
   state.checked.delete(id)

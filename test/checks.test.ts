@@ -1,13 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectJsonError } from './support/api.js'
 import { callTool, errorOf, payloadOf } from './mcp-suite.js'
 import { sendRaw } from './support/smtp.js'
+import { freePort } from './support/cli.js'
+import { spamdAvailable, startSpamd } from './support/spamd.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 interface Score {
@@ -215,18 +215,6 @@ describe('GET /api/email/:id/link-check', () => {
   })
 })
 
-const SPAMD = '/usr/sbin/spamd'
-const spamdRequired = process.env.SVC_TEST_SPAMD === 'required'
-
-/** A free loopback port, for a server this test starts. */
-function freePort(): Promise<number> {
-  const server = createNetServer()
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const { port } = server.address() as AddressInfo
-    server.close(() => resolve(port))
-  }))
-}
-
 describe('GET /api/email/:id/spam-check', () => {
   it('answers 400 without --spamassassin, naming it', async () => {
     const t = await startSvc()
@@ -249,30 +237,20 @@ describe('GET /api/email/:id/spam-check', () => {
     }
   })
 
-  describe.skipIf(!existsSync(SPAMD) && !spamdRequired)('against a real spamd', () => {
+  describe.skipIf(!spamdAvailable)('against a real spamd', () => {
     let t: TestSvc
-    let spamd: ChildProcess
+    let spamd: Awaited<ReturnType<typeof startSpamd>>
     let mcp: Client
     beforeAll(async () => {
-      const port = await freePort()
-      // -L: local tests only (no network); -u: spamd will not run as root; -x: no per-user config.
-      spamd = spawn(SPAMD, ['-L', '-x', '-u', 'nobody', '--listen', `127.0.0.1:${port}`, '--max-children', '1', '--min-children', '1', '-s', 'stderr'], { stdio: ['ignore', 'ignore', 'pipe'] })
-      await new Promise<void>((resolve, reject) => {
-        let log = ''
-        spamd.stderr!.on('data', (chunk: Buffer) => {
-          log += chunk.toString()
-          if (log.includes('server successfully spawned child process')) resolve()
-        })
-        spamd.once('exit', (code) => reject(new Error(`spamd exited (${code}): ${log}`)))
-      })
-      t = await startSvc({ spamassassin: `127.0.0.1:${port}`, mcp: true })
+      spamd = await startSpamd()
+      t = await startSvc({ spamassassin: spamd.address, mcp: true })
       mcp = new Client({ name: 'svc-test', version: '1.0.0' })
       await mcp.connect(new StreamableHTTPClientTransport(new URL(`${t.baseUrl}/mcp`)))
     }, 120_000)
     afterAll(async () => {
       await mcp?.close()
       await t?.stop()
-      spamd?.kill()
+      spamd?.stop()
     })
 
     it('scores a message with the rules that hit', async () => {

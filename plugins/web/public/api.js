@@ -46,6 +46,8 @@ export const api = {
   /** Marks one email unread again; resolves its summary. */
   markUnread: (id) => call('PATCH', email(id, '/unread')),
   relay: (id, to) => call('POST', email(id, to ? `/relay/${encodeURIComponent(to)}` : '/relay')),
+  /** A message check (`html-check`, `link-check`, `spam-check`): its JSON. */
+  check: (id, name) => call('GET', email(id, `/${name}`)),
   config: () => call('GET', at('api/config')),
   htmlUrl: (id) => email(id, '/html'),
   downloadUrl: (id) => email(id, '/download'),

@@ -238,6 +238,7 @@ async function openEmail(id, { fromHash = false } = {}) {
     showMessage(reader, email, {
       canRelay: Boolean(state.config.outgoingHost),
       onUnread: () => markUnread(email.id),
+      config: state.config,
       onDelete: () => deleteOpen(),
       onRelay: () => relay(email),
       onBack: closeEmail,

@@ -1,6 +1,7 @@
 // The reading pane: one message, its bodies, headers, source and attachments.
 
 import { api } from './api.js'
+import { checksTab, linkCheckButton, previewWidthSwitch } from './checks.js'
 import { h, icon } from './dom.js'
 import { bytes, longTime, people, person } from './format.js'
 
@@ -44,23 +45,25 @@ function headersTable(email) {
 /** Says where a click on one of the mail's links goes. */
 const outsideNote = () => h('p', { class: 'mail-note' }, icon('external', 14), 'Links open in a new tab, outside svc, as they would from a mail client.')
 
-function tabContent(name, email) {
+function tabContent(name, email, config) {
   if (name === 'html') {
-    return [
-      outsideNote(),
-      // No scripts, no same origin: the mail cannot touch the inbox. A link leaves the sandbox as an ordinary tab of
-      // its own origin (the linked app runs); whatever of svc's own it opens is served with a sandbox policy.
-      h('iframe', {
-        class: 'mail-frame',
-        title: 'HTML body',
-        sandbox: 'allow-popups allow-popups-to-escape-sandbox',
-        referrerpolicy: 'no-referrer',
-        src: api.htmlUrl(email.id),
-      }),
-    ]
+    // No scripts, no same origin: the mail cannot touch the inbox. A link leaves the sandbox as an ordinary tab of
+    // its own origin (the linked app runs); whatever of svc's own it opens is served with a sandbox policy.
+    const frame = h('iframe', {
+      class: 'mail-frame',
+      title: 'HTML body',
+      sandbox: 'allow-popups allow-popups-to-escape-sandbox',
+      referrerpolicy: 'no-referrer',
+      src: api.htmlUrl(email.id),
+    })
+    return [outsideNote(), previewWidthSwitch(frame), frame]
   }
   if (name === 'text') return h('pre', { class: 'mail-text', text: email.text || '(This message has no plain-text body.)' })
-  if (name === 'links') return [outsideNote(), linkList(email)]
+  if (name === 'links') {
+    const list = linkList(email)
+    return [outsideNote(), linkCheckButton(email, list), list]
+  }
+  if (name === 'checks') return checksTab(email, config)
   if (name === 'headers') return headersTable(email)
   const source = h('pre', { class: 'mail-source', text: 'Loading…' })
   api.source(email.id).then(
@@ -85,7 +88,7 @@ function linkList(email) {
           : links.map((link) =>
               h(
                 'li',
-                {},
+                { 'data-href': link.href },
                 h('a', { href: link.href, target: '_blank', rel: 'noopener noreferrer', text: link.text || link.href }),
                 link.text && link.text !== link.href ? h('span', { class: 'mail-link-href', text: link.href }) : null,
               ),
@@ -133,10 +136,10 @@ function attachmentLists(email) {
 
 /**
  * Shows `email` in `container`.
- * @param {{ canRelay: boolean, onUnread: () => void, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
+ * @param {{ canRelay: boolean, config?: object, onUnread: () => void, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
  */
 export function showMessage(container, email, actions) {
-  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
+  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['checks', 'Checks'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
   const body = h('div', { class: 'reader-body' })
   const buttons = tabs.map(([name, label]) =>
     h('button', { class: 'tab', type: 'button', role: 'tab', 'data-tab': name, text: label, onclick: () => select(name) }),
@@ -144,7 +147,7 @@ export function showMessage(container, email, actions) {
   function select(name) {
     preferredTab = name
     for (const button of buttons) button.setAttribute('aria-selected', String(button.dataset.tab === name))
-    body.replaceChildren(...[tabContent(name, email)].flat())
+    body.replaceChildren(...[tabContent(name, email, actions.config)].flat())
   }
 
   const sender = email.from[0]

@@ -278,6 +278,23 @@ describe('an endpoint that hangs or is dead', () => {
   })
 })
 
+describe('a dead endpoint and large messages', () => {
+  it('keeps the queue within --webhook-queue-bytes, dropping the oldest', async () => {
+    const dead = await startReceiver()
+    await dead.close()
+    const watch = outcomes()
+    // 1,000 deliveries may wait, but only 20,000 bytes of them: about 15 summaries with a 1,000-character subject.
+    const svc = await svcWith({ webhooks: [{ url: dead.url }], webhookEvents: ['mail:received'], webhookQueueBytes: 20_000, webhookRetryDelay: 60_000, plugins: [watch.plugin] })
+    for (let n = 0; n < 30; n += 1) await svc.send({ subject: `large ${n} ${'s'.repeat(3000)}` })
+    await watch.until(() => watch.failed.length >= 10)
+    expect(watch.failed.every((d) => d.dropped && /queue full \(\d+ bytes waiting, at most 20000\)/.test(d.reason))).toBe(true)
+    const pending = svc.svc.services.webhooks![0]!.pending
+    expect(pending).toBeGreaterThan(5)
+    expect(pending).toBeLessThan(20)
+    expect(pending + watch.failed.length).toBe(29)
+  })
+})
+
 describe('webhook options', () => {
   it('takes URLs from SVC_WEBHOOK and objects from a config file, and names what is wrong', () => {
     const config = resolveConfig([layers.env({ SVC_WEBHOOK: 'http://a.test/in, https://b.test/in', SVC_WEBHOOK_TIMEOUT: '2500' })])

@@ -60,6 +60,13 @@ const options = defineOptions({
     env: 'SVC_WEBHOOK_QUEUE',
     description: 'Most deliveries waiting per webhook; past it the oldest is dropped (and logged), so a dead endpoint cannot grow memory',
   },
+  webhookQueueBytes: {
+    type: 'count',
+    default: 4 * 1024 * 1024,
+    env: 'SVC_WEBHOOK_QUEUE_BYTES',
+    hint: 'bytes',
+    description: 'Most bytes of payloads waiting per webhook; past it the oldest deliveries are dropped (and logged), however large each is',
+  },
 })
 
 declare module 'svc-mail' {
@@ -79,7 +86,7 @@ declare module 'svc-mail' {
 export interface WebhookStatus {
   url: string
   events: WebhookEvent[]
-  /** Deliveries waiting, the one being sent aside; never more than `webhookQueue`. */
+  /** Deliveries waiting, the one being sent aside; never more than `webhookQueue`, nor more bytes than `webhookQueueBytes`. */
   readonly pending: number
 }
 
@@ -98,7 +105,7 @@ export interface WebhookPayload {
  * new mail filtered by its search. Delivery happens after the SMTP `250`,
  * one webhook's deliveries in order, each retried with doubling delays on a
  * network error, a timeout, a 5xx or a 429; a queue per webhook bounded by
- * `webhookQueue` keeps a dead endpoint from growing memory.
+ * `webhookQueue` and `webhookQueueBytes` keeps a dead endpoint from growing memory.
  */
 export default definePlugin({
   name: 'webhooks',
@@ -123,6 +130,7 @@ export default definePlugin({
           retries: config.webhookRetries,
           retryDelayMs: config.webhookRetryDelay,
           maxPending: config.webhookQueue,
+          maxPendingBytes: config.webhookQueueBytes,
           secret: target.secret ?? config.webhookSecret,
         },
         reports,

@@ -42,6 +42,8 @@ export interface DeliveryPolicy {
   retryDelayMs: number
   /** Most deliveries waiting (not counting the one being sent). */
   maxPending: number
+  /** Most bytes of bodies waiting (not counting the one being sent). */
+  maxPendingBytes: number
   /** HMAC-SHA256 key for `X-Svc-Signature`; '' signs nothing. */
   secret: string
 }
@@ -67,6 +69,7 @@ export interface DeliveryQueue {
 interface Job {
   delivery: WebhookDelivery
   body: string
+  bytes: number
 }
 
 /** The value of `X-Svc-Signature` for a body: what a receiver recomputes with the shared secret and compares. */
@@ -101,6 +104,7 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
   const shown = displayUrl(url)
   const endpoint = withoutCredentials(url)
   const waiting: Job[] = []
+  let waitingBytes = 0
   /** Ends retry delays as soon as svc begins to stop: no retry is made past that. */
   const waits = new AbortController()
   /** Aborts the attempt in flight once the grace period is over. */
@@ -166,8 +170,14 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
     }
   }
 
+  const next = () => {
+    const job = waiting.shift()
+    if (job) waitingBytes -= job.bytes
+    return job
+  }
+
   const run = async () => {
-    for (let job = waiting.shift(); job; job = waiting.shift()) await send(job)
+    for (let job = next(); job; job = next()) await send(job)
     if (droppedInRow > 0) logger.warn(`${shown} caught up; ${droppedInRow} deliveries were dropped while it was behind`)
     droppedInRow = 0
     worker = undefined
@@ -181,12 +191,13 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
     push(event, emailId, body) {
       if (closing) return
       const delivery: WebhookDelivery = { id: randomUUID(), url, event, emailId, attempts: 0 }
-      waiting.push({ delivery, body })
-      if (waiting.length > policy.maxPending) {
-        if (droppedInRow++ === 0) {
-          logger.warn(`${shown} is behind: ${policy.maxPending} deliveries waiting, dropping the oldest ones until it catches up`)
-        }
-        drop(waiting.shift()!, `queue full (${policy.maxPending} waiting)`)
+      const bytes = Buffer.byteLength(body)
+      waiting.push({ delivery, body, bytes })
+      waitingBytes += bytes
+      while (waiting.length > policy.maxPending || waitingBytes > policy.maxPendingBytes) {
+        const full = waiting.length > policy.maxPending ? `${policy.maxPending} waiting` : `${waitingBytes} bytes waiting, at most ${policy.maxPendingBytes}`
+        if (droppedInRow++ === 0) logger.warn(`${shown} is behind: ${full}, dropping the oldest deliveries until it catches up`)
+        drop(next()!, `queue full (${full})`)
       }
       worker ??= run()
     },
@@ -202,6 +213,7 @@ export function createDeliveryQueue(url: string, policy: DeliveryPolicy, reports
         clearTimeout(timer)
       }
       const left = waiting.splice(0)
+      waitingBytes = 0
       stopping.abort()
       await worker
       if (left.length > 0) logger.warn(`${left.length} deliveries to ${shown} were still waiting when svc stopped`)

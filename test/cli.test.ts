@@ -34,14 +34,32 @@ describe('svc command', () => {
     expect(stdout.trim()).toMatch(/^3\.0\.\d+$/)
   })
 
-  it('lists every flag with its default and environment variable in --help', async () => {
+  it('lists every flag with its default and environment variable in --help, grouped by plugin, within 80 columns', async () => {
     const { code, stdout } = await runCli(['--help'])
     expect(code).toBe(0)
+    const lines = stdout.split('\n')
+    // Read through a pipe: no colour codes, no line padded or running past 80 columns.
+    expect(stdout).not.toContain('\x1b')
+    expect(lines.filter((line) => line.length > 80 || line.endsWith(' '))).toEqual([])
+    // An entry is its flag's line and the indented lines under it; its group the heading above it.
+    const entries = new Map<string, { text: string; group: string }>()
+    let group = ''
+    let current: { text: string; group: string } | undefined
+    for (const line of lines) {
+      if (/^\S.*:$/.test(line)) group = line
+      const flag = /^  (?:-\w, )?(--[\w-]+)/.exec(line)?.[1]
+      if (flag) entries.set(flag, (current = { text: line.slice(2 + flag.length), group }))
+      else if (current && line.startsWith('    ')) current.text += ` ${line.trim()}`
+      else current = undefined
+    }
     for (const [key, spec] of optionTable(knownPlugins([]))) {
-      const line = stdout.split('\n').find((l) => l.includes(`${flagName(key)}`) && l.includes(spec.description))
-      expect(line, flagName(key)).toBeDefined()
-      expect(line).toContain('default ')
-      if (spec.env) expect(line).toContain(spec.env)
+      const entry = entries.get(flagName(key))
+      expect(entry, flagName(key)).toBeDefined()
+      const text = entry!.text.replace(/\s+/g, ' ')
+      expect(text).toContain(spec.description.replace(/\s+/g, ' '))
+      expect(text).toContain('default ')
+      if (spec.env) expect(text).toContain(spec.env)
+      expect(entry!.group, flagName(key)).toBe(spec.plugin ? `Plugin ${spec.plugin}:` : 'svc (listeners, SMTP intake, storage, logs):')
     }
   })
 

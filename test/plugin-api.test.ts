@@ -172,7 +172,7 @@ describe('a user plugin in svc.config.ts, from the command line (after npm run b
   it('lists the plugin option in --help with its variable', async () => {
     const { code, stdout } = await runCli(['--help'], { cwd: folder() })
     expect(code).toBe(0)
-    expect(stdout).toMatch(/--alert-words.*Raise an alert for mail whose subject holds one of these words.*SVC_ALERT_WORDS/)
+    expect(stdout.replace(/\s+/g, ' ')).toMatch(/Plugin keyword-alerts: --alert-words.*Raise an alert for mail whose subject holds one of these words.*SVC_ALERT_WORDS/)
   })
 
   it('takes it as a flag and as a variable; without the plugin the flag is unknown', async () => {

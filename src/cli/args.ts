@@ -13,10 +13,17 @@ export function shownDefault(spec: OptionSpec): string {
 /** A one-letter alias is `-a`; a longer one is another name of the flag, `--alias` (e.g. `--webhook` for `--webhooks`). */
 const isLongAlias = (spec: OptionSpec) => spec.alias !== undefined && spec.alias.length > 1
 
-function describe(spec: DeclaredOption): string {
-  const origin = spec.plugin ? [`plugin ${spec.plugin}`] : []
+/** An option's help line: what it does, its default, its variable and its other name. */
+export function describeOption(spec: OptionSpec): string {
   const alias = isLongAlias(spec) ? [`also --${spec.alias}`] : []
-  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : []), ...alias, ...origin].join('; ')
+  return [spec.description, `default ${shownDefault(spec)}`, ...(spec.env ? [`env ${spec.env}`] : []), ...alias].join('; ')
+}
+
+/** `-s, --smtp <number>`: an option as `--help` shows it. */
+export function optionFlag(spec: DeclaredOption): string {
+  const alias = spec.alias && !isLongAlias(spec) ? `-${spec.alias}, ` : ''
+  const hint = valueHint(spec)
+  return `${alias}${flagName(spec.key)}${hint === undefined ? '' : spec.type === 'flag-or-string' ? ` [${hint}]` : ` <${hint}>`}`
 }
 
 function valueHint(spec: OptionSpec): string | undefined {
@@ -34,7 +41,7 @@ export function optionArgs(table: ReadonlyMap<string, DeclaredOption>): ArgsDef 
   for (const [key, spec] of table) {
     args[argName(key)] = {
       type: spec.type === 'boolean' ? 'boolean' : 'string',
-      description: describe(spec),
+      description: spec.description,
       // citty would show a long alias as `-webhook`: normalizeFlags renames it instead.
       ...(spec.alias && !isLongAlias(spec) ? { alias: spec.alias } : {}),
       valueHint: valueHint(spec),

@@ -1,5 +1,5 @@
 import { buffer } from 'node:stream/consumers'
-import { defineCommand, parseArgs, renderUsage, runCommand, type ArgsDef, type CommandDef } from 'citty'
+import { defineCommand, parseArgs, runCommand, type ArgsDef, type CommandDef } from 'citty'
 import { configFromFile, loadConfigFile, type ConfigFile } from '../config/load.js'
 import { optionTable, type DeclaredOption } from '../config/options.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
@@ -7,6 +7,7 @@ import { packageVersion } from '../paths.js'
 import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
 import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
+import { renderHelp } from './help.js'
 import { writeConfigFile } from './init.js'
 import { parseSendmailArgs, sendmail } from './sendmail.js'
 
@@ -134,18 +135,33 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
       i: { type: 'boolean', description: 'Accepted: a line of one dot never ends the message here' },
       smtp: { type: 'string', description: 'Where svc takes mail: host:port or a port; default the configured --smtp port on loopback', valueHint: 'host:port' },
       config: serveArgs.config,
+      help: serveArgs.help,
       recipient: { type: 'positional', required: false, description: 'Recipients; -oi, -odi, -oem, -bm, -B <type> and -F <name> are accepted and ignored' },
     },
   })
 
-  return {
-    main: { command: main, args: serveArgs },
-    subCommands: {
-      init: { command: init, args: initArgs },
-      healthcheck: { command: healthcheck, args: healthcheckArgs },
-      sendmail: { command: sendmailCommand, args: {} },
-    },
+  const subCommands = {
+    init: { command: init, args: initArgs },
+    healthcheck: { command: healthcheck, args: healthcheckArgs },
+    sendmail: { command: sendmailCommand, args: {} },
   }
+  /** The help of `svc` or of one of its commands: its own arguments, then the options of the table it takes. */
+  const help = (name?: keyof typeof subCommands) => {
+    const command = name ? subCommands[name].command : main
+    const meta = command.meta as { description: string }
+    const args = (command.args ?? {}) as ArgsDef
+    // sendmail's flags are its own; the other commands take every option of the table.
+    const options = name === 'sendmail' ? undefined : table
+    const optionNames = new Set(Object.keys(options ? optionArgs(options) : {}))
+    return renderHelp({
+      usage: name ? `svc ${name}` : 'svc',
+      description: meta.description,
+      args: Object.fromEntries(Object.entries(args).filter(([key]) => !optionNames.has(key))),
+      table: options,
+      commands: name ? undefined : Object.fromEntries(Object.entries(subCommands).map(([key, sub]) => [key, (sub.command.meta as { description: string }).description])),
+    })
+  }
+  return { main: { command: main, args: serveArgs }, subCommands, help }
 }
 
 /** Entry of the `svc` binary. */
@@ -160,10 +176,10 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     } catch (error) {
       throw new ConfigError([(error as Error).message])
     }
-    const { main, subCommands } = commands(table, file)
+    const { main, subCommands, help } = commands(table, file)
     if (rawArgs[0] === 'sendmail') {
       const args = parseSendmailArgs(rawArgs.slice(1))
-      if (args.help) return console.log(await renderUsage(subCommands.sendmail.command as CommandDef, main.command as CommandDef))
+      if (args.help) return console.log(help('sendmail'))
       const outcome = await sendmail(args, configFromFile(file), await buffer(process.stdin))
       if (outcome.code !== 0) console.error(`svc sendmail: ${outcome.line}`)
       process.exit(outcome.code)
@@ -173,7 +189,7 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     const ownArgs = normalizeFlags(markBareFlags(sub ? rawArgs.slice(1) : rawArgs, table), table)
     const parsed = parseArgs(ownArgs, argsDef)
     if (parsed.help) {
-      console.log(await renderUsage(command as CommandDef, sub ? (main.command as CommandDef) : undefined))
+      console.log(help(sub ? (rawArgs[0] as keyof typeof subCommands) : undefined))
       return
     }
     if (!sub && parsed.version) {

@@ -40,6 +40,8 @@ export interface SvcPlugin {
    * `declare module 'svc-mail' { interface SvcOptions extends Partial<OptionValues<typeof options>> {} }`.
    */
   options?: Record<string, OptionSpec>
+  /** Variables this plugin's own tools read outside its options (svc-mcp's): svc's start-up knows them as no misspelling. */
+  variables?: string[]
   /** Problems with this plugin's options taken together, one line each (see `needTogether`); start-up stops on them. */
   check?: (config: SvcConfig) => string[]
   /** Skip the plugin unless this returns true; always on when absent. */

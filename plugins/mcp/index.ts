@@ -27,6 +27,7 @@ declare module 'svc-mail' {
 export default definePlugin({
   name: 'mcp',
   options,
+  variables: ['SVC_API_URL', 'SVC_API_KEY', 'SVC_WEB_URL'],
   enabled: (config) => config.mcp,
   async setup({ store, http, hooks, services }) {
     // The MCP SDK only when the endpoint is on: it is a sixth of svc's start-up otherwise.

@@ -8,6 +8,7 @@ import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
 import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
 import { renderHelp } from './help.js'
+import { didYouMean, unknownVariables } from './suggest.js'
 import { writeConfigFile } from './init.js'
 import { parseSendmailArgs, sendmail } from './sendmail.js'
 
@@ -24,6 +25,10 @@ function configFlag(rawArgs: string[]): string | undefined {
   }
   return undefined
 }
+
+/** `--smtp`, `-s`, ...: the flags a command takes, as typed. */
+const knownFlags = (args: ArgsDef) =>
+  Object.entries(args).flatMap(([name, def]) => (def.type === 'positional' ? [] : [name.length === 1 ? `-${name}` : `--${name}`]))
 
 /** The commands, with a flag for every option of `table`. */
 function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) {
@@ -96,6 +101,8 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
     async run({ args }) {
       const config = configOf(args)
       const svc = new Svc(config)
+      const otherVariables = knownPlugins(file.plugins).flatMap((plugin) => plugin.variables ?? [])
+      for (const line of unknownVariables(process.env, table, otherVariables)) svc.logger.warn(line)
       svc.hooks.hook('server:ready', async (info) => {
         const lines = [`SMTP    smtp://${config.ip}:${info.smtpPort}`]
         if (info.baseUrl) lines.push(`Inbox   ${info.baseUrl}/`)
@@ -200,7 +207,7 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     // An unknown flag's value reads as a stray word: name the flag alone then.
     const problems =
       unknown.length > 0
-        ? unknown.map((flag) => `unknown option ${flag} (see svc --help)`)
+        ? unknown.map((flag) => `unknown option ${flag}${didYouMean(flag.split('=')[0]!, knownFlags(argsDef)) || ' (see svc --help)'}`)
         : parsed._.map((word) => `unexpected argument "${word}" (see svc --help)`)
     if (problems.length > 0) throw new ConfigError(problems)
     await runCommand(command as CommandDef, { rawArgs: ownArgs })

@@ -40,7 +40,7 @@ describe('the /mcp endpoint', () => {
     await t?.stop()
   })
 
-  describeMcpContract((): McpHarness => ({ t, client, webUrl: t.svc.http.url, pluginTools: ['svc_check_html', 'svc_check_links', 'svc_check_spam'] }))
+  describeMcpContract((): McpHarness => ({ t, client, webUrl: t.svc.http.url }))
 
   it('keeps concurrent sessions apart, and ends one on DELETE without touching the other', async () => {
     const [a, b] = await Promise.all([connect(t.baseUrl), connect(t.baseUrl)])

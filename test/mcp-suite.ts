@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { CallToolResult, TextContent } from '@modelcontextprotocol/sdk/types.js'
 import { beforeAll, describe, expect, it, vi } from 'vitest'
@@ -11,8 +13,6 @@ export interface McpHarness {
   client: Client
   /** What deep links must start with. */
   webUrl: string
-  /** Tools the server has beyond the seven, added by other plugins (the message checks on the /mcp endpoint). */
-  pluginTools?: string[]
 }
 
 const text = (result: CallToolResult, index = 0) => (result.content[index] as TextContent).text
@@ -79,11 +79,13 @@ export function describeMcpContract(harness: () => McpHarness): void {
       ).id
     })
 
-    it('lists the seven tools (and those plugins add) with every parameter described', async () => {
+    it('lists the ten tools with every parameter described', async () => {
       const { tools } = await h.client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual(
         [
-          ...(h.pluginTools ?? []),
+          'svc_check_html',
+          'svc_check_links',
+          'svc_check_spam',
           'svc_delete_email',
           'svc_extract_links',
           'svc_get_attachment',
@@ -301,6 +303,32 @@ export function describeMcpContract(harness: () => McpHarness): void {
       expect(payloadOf(await callTool(h.client, 'svc_extract_links', { id, contains: 'faq' })).count).toBe(1)
       expect(errorOf(await callTool(h.client, 'svc_extract_links', { id: 'no-such-id' }))).toContain('no-such-id')
       expect((await h.t.svc.store.summary(id))!.read).toBe(false)
+    })
+
+    it('checks an email: its HTML support, its links, and says when no spamd is configured', async () => {
+      const site = createServer((req, res) => res.writeHead(req.url === '/gone' ? 404 : 200).end())
+      await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+      try {
+        const base = `http://127.0.0.1:${(site.address() as AddressInfo).port}`
+        const { id } = await h.t.send({ subject: `Checks ${tag}`, html: `<div style="display:flex"><a href="${base}/ok">ok</a> <a href="${base}/gone">gone</a></div>` })
+        const html = payloadOf(await callTool(h.client, 'svc_check_html', { id, platforms: ['desktop'] }))
+        expect(html).toEqual(await (await h.t.api(`/api/email/${id}/html-check?platforms=desktop`)).json())
+        expect(html.warnings.map((warning: { slug: string }) => warning.slug)).toContain('css-display-flex')
+        expect(text(await callTool(h.client, 'svc_check_html', { id }), 1)).toContain(link(id))
+        expect(payloadOf(await callTool(h.client, 'svc_check_links', { id }))).toEqual({
+          errors: 1,
+          links: [
+            { url: `${base}/ok`, status: 200, statusText: 'OK', ok: true },
+            { url: `${base}/gone`, status: 404, statusText: 'Not Found', ok: false },
+          ],
+        })
+        expect(errorOf(await callTool(h.client, 'svc_check_spam', { id }))).toMatch(/--spamassassin/)
+        expect(errorOf(await callTool(h.client, 'svc_check_links', { id: 'no-such-id' }))).toContain('no-such-id')
+        const textOnly = await h.t.send({ subject: `Plain ${tag}`, text: 'no html' })
+        expect(errorOf(await callTool(h.client, 'svc_check_html', { id: textOnly.id }))).toMatch(/no HTML body/)
+      } finally {
+        site.close()
+      }
     })
 
     it('bounds the bodies of a large email, states where they were cut, and reads on with bodyOffset', async () => {

@@ -162,52 +162,6 @@ export default definePlugin({
       handler: (_event, { params: { id } }) => (checks.spam ?? fail(400, 'The spam check is not configured: start svc with --spamassassin <host:port>'))(id),
     })
 
-    services.mcp?.use((server) => {
-      const json = (value: unknown) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value, null, 2) }] })
-      const id = z.string().min(1).describe('The message: the `id` field from svc_search_emails or svc_get_latest_email')
-      server.registerTool(
-        'svc_check_html',
-        {
-          title: 'Check HTML support in mail clients',
-          description:
-            "How well mail clients support the HTML and CSS features a message's HTML body uses, from the caniemail.com data: " +
-            '`total` support in percent over every client and feature found, the `clients` counted, and a warning for each feature some client ' +
-            'lacks, with each client\'s support (yes, partial, no). Fails for a message without HTML.',
-          inputSchema: { id, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
-          annotations: { readOnlyHint: true, openWorldHint: false },
-        },
-        async ({ id, platforms }) => ({ content: [{ type: 'text' as const, text: await htmlCheckJson(id, platforms?.length ? platforms : undefined) }] }),
-      )
-      server.registerTool(
-        'svc_check_links',
-        {
-          title: 'Check the links of an email',
-          description:
-            'Asks every distinct http(s) link and image URL of a message (HEAD, then GET when refused; up to 5 redirects; 5 s each) and ' +
-            'returns each with its final `status` (0 when none came, the reason in `statusText`) and `ok` (2xx), and how many `errors`. ' +
-            'Link-local addresses (cloud metadata services) are never asked.',
-          inputSchema: { id },
-          annotations: { readOnlyHint: true, openWorldHint: true },
-        },
-        async ({ id }) => json(await checks.links(id)),
-      )
-      server.registerTool(
-        'svc_check_spam',
-        {
-          title: 'Score an email with SpamAssassin',
-          description:
-            "The message as SpamAssassin's spamd scores it: `score`, the `required` threshold, `isSpam`, and the `rules` that hit with their " +
-            'scores and descriptions. Needs svc started with --spamassassin <host:port>.',
-          inputSchema: { id },
-          annotations: { readOnlyHint: true, openWorldHint: false },
-        },
-        async ({ id }) => {
-          if (!checks.spam) throw new Error('The spam check is not configured: start svc with --spamassassin <host:port>')
-          return json(await checks.spam(id))
-        },
-      )
-    })
-
     return async () => {
       unhook()
       delete services.checks

@@ -1,5 +1,5 @@
 import { formatSearch, type Email, type MailLink, type SummaryPage } from 'svc-mail/kit'
-import { MailNotFoundError, type MailSource } from './source.js'
+import { MailNotFoundError, type HtmlCheck, type LinkCheck, type MailSource, type SpamCheck } from './source.js'
 
 export interface RestSourceOptions {
   /** The instance's base URL as a browser opens it, with its base pathname; not the /api root. */
@@ -11,6 +11,8 @@ export interface RestSourceOptions {
 }
 
 const DEFAULT_TIMEOUT_MS = 30_000
+/** The longest a link check takes (its bound for all links together). */
+const LINK_CHECK_MS = 60_000
 
 /** How one request may differ from the rest. */
 interface RequestOptions {
@@ -125,6 +127,10 @@ export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEO
       }
     },
     links: (id) => json<MailLink[]>(`/email/${segment(id)}/links`),
+    htmlCheck: (id, platforms) => json<HtmlCheck>(`/email/${segment(id)}/html-check${platforms?.length ? `?platforms=${platforms.join(',')}` : ''}`),
+    // The check's own bounds (5 s a link, 60 s in all) come first; the margin covers the round trip.
+    linkCheck: async (id) => (await (await request(`/email/${segment(id)}/link-check`, {}, { timeoutMs: LINK_CHECK_MS + timeoutMs })).json()) as LinkCheck,
+    spamCheck: (id) => json<SpamCheck>(`/email/${segment(id)}/spam-check`),
   }
 }
 

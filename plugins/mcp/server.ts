@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { packageVersion } from 'svc-mail/kit'
+import { registerCheckTools } from './check-tools.js'
 import type { McpContext } from './context.js'
 import { registerPrompts } from './prompts.js'
 import { registerResources } from './resources.js'
@@ -17,7 +18,9 @@ export interface McpServerOptions {
 const INSTRUCTIONS = `svc is a development mail catcher: it holds every email the application under development sent.
 Use svc_search_emails to find messages (by recipient, sender, subject, text, time), svc_get_email to read one,
 svc_get_latest_email for the newest, svc_wait_for_email to wait for one that is on its way, and svc_extract_links
-for the links of a message (a verification or reset link). Every result names the messages' links in the svc web inbox.`
+for the links of a message (a verification or reset link). svc_check_html, svc_check_links and svc_check_spam tell whether
+mail clients support a message's HTML, whether its links answer, and how a spam filter scores it.
+Every result names the messages' links in the svc web inbox.`
 
 /** A burst of arrivals or a bulk delete sends one list_changed, not one per message. */
 const LIST_CHANGED_DELAY_MS = 250
@@ -28,6 +31,7 @@ export function createMcpServer({ source, webUrl, extensions = [] }: McpServerOp
   const inbox = webUrl.replace(/\/+$/, '')
   const context: McpContext = { source, link: (id) => `${inbox}/#/email/${encodeURIComponent(id)}` }
   registerTools(server, context)
+  registerCheckTools(server, context)
   registerResources(server, context)
   registerPrompts(server)
   for (const extend of extensions) extend(server)

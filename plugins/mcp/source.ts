@@ -1,10 +1,16 @@
-import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage } from 'svc-mail/kit'
+import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc-mail/kit'
 
 /** What `wait` looks for, as `GET /api/email/wait` takes it. */
 export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
+
+type MessageChecks = SvcServices['checks']
+export type HtmlCheckPlatform = NonNullable<Parameters<MessageChecks['html']>[1]>[number]
+export type HtmlCheck = Awaited<ReturnType<MessageChecks['html']>>
+export type LinkCheck = Awaited<ReturnType<MessageChecks['links']>>
+export type SpamCheck = Awaited<ReturnType<NonNullable<MessageChecks['spam']>>>
 
 /**
  * Where the MCP server reads mail: the store of this process (the `/mcp`
@@ -29,6 +35,12 @@ export interface MailSource {
   wait(filter: WaitFilter, options: { timeoutMs: number; signal?: AbortSignal }): Promise<Email | undefined>
   /** The http(s) links of an email, as `GET /api/email/:id/links` lists them. Throws MailNotFoundError. */
   links(id: string): Promise<MailLink[]>
+  /** `GET /api/email/:id/html-check`: the HTML's support in mail clients, on the platforms given (default all). */
+  htmlCheck(id: string, platforms?: readonly HtmlCheckPlatform[]): Promise<HtmlCheck>
+  /** `GET /api/email/:id/link-check`: every link asked for its status. */
+  linkCheck(id: string): Promise<LinkCheck>
+  /** `GET /api/email/:id/spam-check`: the score of the configured spamd; throws when none is configured. */
+  spamCheck(id: string): Promise<SpamCheck>
   /**
    * Calls `listener` whenever mail arrives or goes; returns what stops it.
    * Absent when the source cannot tell (then the server does not advertise

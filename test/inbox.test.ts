@@ -43,7 +43,13 @@ it('serves its files with their content types, and nothing else', async () => {
     expect(response.status, path).toBe(200)
     expect(response.headers.get('content-type'), path).toContain(type)
   }
-  for (const path of ['/..%2Fpackage.json', '/%2e%2e%2findex.ts', '/index.ts', '/nope.js']) {
+  // The page's libraries, from their packages: these files and no other.
+  for (const path of ['/vendor/prism-core.js', '/vendor/prism-markup.js']) {
+    const response = await t.api(path)
+    expect(response.status, path).toBe(200)
+    expect(response.headers.get('content-type'), path).toContain('text/javascript')
+  }
+  for (const path of ['/..%2Fpackage.json', '/%2e%2e%2findex.ts', '/index.ts', '/nope.js', '/vendor/prism.js', '/vendor/..%2F..%2Fpackage.json', '/vendor/%2e%2e%2fprism-core.js']) {
     expect((await t.api(path)).status, path).toBe(404)
   }
 })
@@ -83,6 +89,15 @@ it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, s
   expect(await page.locator('.mail-headers').textContent()).toContain('message-id')
   await page.locator('.tab[data-tab=source]').click()
   await expect.poll(() => page.locator('.mail-source').textContent()).toContain('Content-Type: multipart/')
+  // The HTML as it came, highlighted: tags, attribute names and values in elements of their own, the text unchanged.
+  await page.locator('.tab[data-tab=html-source]').click()
+  await page.locator('.html-source.highlighted').waitFor()
+  const record = await (await t.api(`/api/email/${id}`)).json()
+  expect(await page.locator('.html-source').textContent()).toBe(record.html)
+  expect(await page.locator('.html-source .token.tag .token.tag', { hasText: '<h1' }).count()).toBe(1)
+  expect(await page.locator('.html-source .token.attr-name', { hasText: 'href' }).count()).toBe(1)
+  expect(await page.locator('.html-source .token.attr-value', { hasText: 'cid:logo@svc' }).count()).toBe(1)
+  expect(await page.locator('.html-source img, .html-source a').count()).toBe(0)
 
   // The logo the body shows is an inline part, apart from the attachment proper.
   expect(await page.locator('ul[aria-label=Attachments] .attachment-name').allTextContents()).toEqual(['notes.txt'])
@@ -91,7 +106,6 @@ it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, s
   expect(await row(page, 'Rich message').locator('.row-clip').getAttribute('title')).toBe('1 attachment')
   const summary = await (await t.api(`/api/email/summary`)).json()
   expect(summary.items[0].attachmentCount).toBe(1)
-  const record = await (await t.api(`/api/email/${id}`)).json()
   expect(record.attachments.map((part: { filename: string; inline: boolean }) => [part.filename, part.inline])).toEqual([['logo.png', true], ['notes.txt', false]])
 
   const link = page.locator('.attachment', { hasText: 'notes.txt' })
@@ -109,6 +123,15 @@ it('shows no paper clip for a mail whose only part is an inline image', async ()
   await row(page, 'Branded only').click()
   await page.locator('.inline-parts').waitFor()
   expect(await page.locator('ul[aria-label=Attachments]').count()).toBe(0)
+})
+
+it('shows text taken from the HTML of an HTML-only message, in the list and in the Text tab', async () => {
+  await t.send({ subject: 'Only HTML', text: undefined, html: '<h2>Reset</h2><p>Use <a href="https://acme.test/reset">this link</a> within <b>30&nbsp;minutes</b>.</p>' })
+  await openInbox()
+  expect(await row(page, 'Only HTML').locator('.row-preview').textContent()).toMatch(/^RESET Use this link .*within 30.minutes\.$/)
+  await row(page, 'Only HTML').click()
+  await page.locator('.tab[data-tab=text]').click()
+  expect(await page.locator('.mail-text').textContent()).toMatch(/^RESET\n\nUse this link \[https:\/\/acme\.test\/reset\] within 30.minutes\.$/)
 })
 
 it('shows mail data as text, never as markup', async () => {

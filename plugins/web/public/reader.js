@@ -4,6 +4,7 @@ import { api } from './api.js'
 import { checksTab, linkCheckButton, previewWidthSwitch } from './checks.js'
 import { h, icon } from './dom.js'
 import { bytes, longTime, people, person } from './format.js'
+import { htmlSource } from './highlight.js'
 
 /** The tab people last chose, kept while they move between messages. */
 let preferredTab = 'html'
@@ -65,6 +66,7 @@ function tabContent(name, email, config) {
   }
   if (name === 'checks') return checksTab(email, config)
   if (name === 'headers') return headersTable(email)
+  if (name === 'html-source') return htmlSource(email.html)
   const source = h('pre', { class: 'mail-source', text: 'Loading…' })
   api.source(email.id).then(
     (text) => (source.textContent = text),
@@ -139,7 +141,7 @@ function attachmentLists(email) {
  * @param {{ canRelay: boolean, config?: object, onUnread: () => void, onDelete: () => void, onRelay: () => void, onBack: () => void }} actions
  */
 export function showMessage(container, email, actions) {
-  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['checks', 'Checks'], ['headers', 'Headers'], ['source', 'Source']].filter(Boolean)
+  const tabs = [email.html && ['html', 'HTML'], ['text', 'Text'], ['links', 'Links'], ['checks', 'Checks'], ['headers', 'Headers'], email.html && ['html-source', 'HTML source'], ['source', 'Source']].filter(Boolean)
   const body = h('div', { class: 'reader-body' })
   const buttons = tabs.map(([name, label]) =>
     h('button', { class: 'tab', type: 'button', role: 'tab', 'data-tab': name, text: label, onclick: () => select(name) }),

@@ -2,11 +2,13 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import postgres from 'postgres'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { expectJsonError } from './support/api.js'
 import { callTool, errorOf, payloadOf } from './mcp-suite.js'
 import { sendRaw } from './support/smtp.js'
 import { freePort } from './support/cli.js'
+import { freshDatabase } from './support/postgres.js'
 import { spamdAvailable, startSpamd } from './support/spamd.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
@@ -98,6 +100,26 @@ describe('GET /api/email/:id/html-check', () => {
     expect(await (await t.api(`/api/email/${id}/html-check`)).json()).toEqual(first)
     expect((await t.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
     await expectJsonError(await t.api(`/api/email/${id}/html-check`), 404)
+  })
+
+  it('answers from its cache only for the message the store has under that id', async () => {
+    // Another instance on the same PostgreSQL deletes a message: this one's cache must not outlive it, whatever it heard.
+    const storage = await freshDatabase()
+    const shared = await startSvc({ storage })
+    const sql = postgres(storage, { max: 1, onnotice: () => {} })
+    try {
+      const { id } = await shared.send({ html: MARKETING_HTML })
+      const first = await (await shared.api(`/api/email/${id}/html-check`)).json()
+      expect(await (await shared.api(`/api/email/${id}/html-check`)).json()).toEqual(first)
+      await sql`DELETE FROM svc_mail WHERE id = ${id}`
+      await expectJsonError(await shared.api(`/api/email/${id}/html-check`), 404)
+      // The same HTML in another message: the answer is the same, from the cache.
+      const again = await shared.send({ html: MARKETING_HTML })
+      expect(await (await shared.api(`/api/email/${again.id}/html-check`)).json()).toEqual(first)
+    } finally {
+      await sql.end()
+      await shared.stop()
+    }
   })
 
   it('checks a 20 MB HTML body while healthz keeps answering', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { HTTPError } from 'h3'
 import { z } from 'zod'
 import { defineOptions, definePlugin, type Email, type MailStore, type OptionValues } from 'svc-mail/kit'
@@ -25,7 +26,7 @@ declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}
 }
 
-/** Messages whose HTML features are kept; beyond, the least recently checked are forgotten. */
+/** HTML bodies whose features are kept; beyond, the least recently checked are forgotten. */
 const HTML_CACHE_SIZE = 1000
 
 const idParams = z.object({ id: z.string().meta({ description: 'The email id, as listings and the SMTP 250 reply give it' }) })
@@ -81,39 +82,43 @@ export default definePlugin({
       ? [`--spamassassin: ${JSON.stringify(config.spamassassin)} is not host:port, e.g. 127.0.0.1:783`]
       : []
   },
-  setup({ config, store, hooks, services }) {
+  setup({ config, store, services }) {
     const scanner = createHtmlScanner()
     /**
-     * Per message, the features its HTML uses (a scan in flight, then its
-     * result) and the answers made from them, as JSON, per platforms asked
-     * for: a message checked again is answered without reading it. Most
-     * recently used last, so the oldest entries are the first dropped.
+     * Per HTML body (its SHA-256), the features it uses (a scan in flight,
+     * then its result) and the answers made from them, as JSON, per
+     * platforms asked for. The message is read from the store on every call,
+     * so an answer is only ever given for a message that is there and
+     * reachable, and never for another one under the same id: the key is
+     * what the answer depends on, the HTML. Most recently used last, so the
+     * oldest entries are the first dropped.
      */
     const cache = new Map<string, { scan: Promise<string[]>; answers: Map<string, string> }>()
-    const cached = (id: string) => {
-      const entry = cache.get(id)
+    const cached = (key: string) => {
+      const entry = cache.get(key)
       if (entry) {
-        cache.delete(id)
-        cache.set(id, entry)
+        cache.delete(key)
+        cache.set(key, entry)
       }
       return entry
     }
     const htmlCheckJson = async (id: string, platforms: readonly Platform[] = PLATFORMS): Promise<string> => {
-      const key = [...new Set(platforms)].sort().join(',')
-      let entry = cached(id)
-      const answer = entry?.answers.get(key)
+      const { html } = await requireHtml(store, id)
+      const key = createHash('sha256').update(html).digest('base64')
+      const platformsKey = [...new Set(platforms)].sort().join(',')
+      let entry = cached(key)
+      const answer = entry?.answers.get(platformsKey)
       if (answer) return answer
       if (!entry) {
-        const email = await requireHtml(store, id)
-        entry = cached(id) ?? { scan: scanner.scan(email.html), answers: new Map() }
-        const created = entry
-        cache.set(id, created)
-        created.scan.catch(() => cache.get(id) === created && cache.delete(id))
+        const created = { scan: scanner.scan(html), answers: new Map<string, string>() }
+        entry = created
+        cache.set(key, created)
+        created.scan.catch(() => cache.get(key) === created && cache.delete(key))
         if (cache.size > HTML_CACHE_SIZE) cache.delete(cache.keys().next().value!)
       }
       const found = await entry.scan.catch((error: Error) => fail(503, error.message))
       const json = JSON.stringify(htmlCheckResult(found, platforms))
-      entry.answers.set(key, json)
+      entry.answers.set(platformsKey, json)
       return json
     }
     const spamd = parseSpamdAddress(config.spamassassin)
@@ -130,7 +135,6 @@ export default definePlugin({
       }),
     }
     services.checks = checks
-    const unhook = hooks.hook('mail:deleted', ({ id }) => void cache.delete(id))
 
     services.api?.route({
       method: 'GET',
@@ -163,7 +167,6 @@ export default definePlugin({
     })
 
     return async () => {
-      unhook()
       delete services.checks
       cache.clear()
       await scanner.close()

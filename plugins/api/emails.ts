@@ -9,7 +9,15 @@ import { bulkDeleteResultSchema, countSchema, doneSchema, emailSchema, summaryPa
 import { jsonArrayStream } from './stream.js'
 
 const idsBody = z.object(
-  { ids: z.array(z.string({ error: 'ids must be an array of strings' }), { error: 'ids must be an array of strings' }).meta({ description: 'Ids of the emails to delete' }) },
+  {
+    ids: z
+      .array(
+        // No id holds NUL; refused before anything is removed (PostgreSQL cannot even compare one).
+        z.string({ error: 'ids must be an array of strings' }).refine((id) => !id.includes('\0'), { error: 'An id cannot contain a NUL character' }),
+        { error: 'ids must be an array of strings' },
+      )
+      .meta({ description: 'Ids of the emails to delete' }),
+  },
   { error: 'The body must be a JSON object { "ids": [string] }' },
 )
 

@@ -19,7 +19,7 @@ import {
 } from 'svc-mail/kit'
 import { createRunner, describeServer } from './connection.js'
 import { migrate } from './schema.js'
-import { searchColumns, searchConditions } from './search.js'
+import { idValue, nulFree, searchColumns, searchConditions } from './search.js'
 
 /** The channel every instance listens on; payloads name their inbox. */
 const CHANNEL = 'svc_mail'
@@ -66,6 +66,14 @@ interface EmailRow extends SummaryRow {
 
 const emailOf = ({ body, relayed_at, relayed_to, ...row }: EmailRow): Email =>
   toEmail(summaryOf(row), relayed_at ? { ...body, relayedAt: relayed_at.toISOString(), relayedTo: relayed_to ?? [] } : body)
+
+/**
+ * A value for a `json` column, as JSON text sent as `text` (`::text::json`):
+ * the client's JSON parameters go through `jsonb`, which refuses the
+ * `\u0000` a message's fields may hold; `json` keeps it, and it reads back
+ * as the memory driver keeps it.
+ */
+const jsonText = (value: unknown): string => JSON.stringify(value)
 
 const chunks = <T>(list: T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size))
 
@@ -204,7 +212,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const received = Date.parse(email.time) || 0
       const columns = searchColumns(email)
       // Made once, not again on each retry of the statement.
-      const search = toSearchText(email)
+      const search = nulFree(toSearchText(email))
       let attempt = 0
       await run('store an email', async () => {
         attempt++
@@ -214,7 +222,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
               INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
                 from_text, to_text, cc_text, subject_text, filename_text)
               VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${summary.attachmentCount}, ${inlineCount(email)},
-                ${sql.json(summary as never)}::json, ${sql.json(body as never)}::json, ${raw}, ${search},
+                ${jsonText(summary)}::text::json, ${jsonText(body)}::text::json, ${raw}, ${search},
                 ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
               RETURNING id
             )
@@ -229,26 +237,26 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       analyzeSoon()
     },
     async has(id) {
-      const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return rows.length > 0
     },
     async summary(id) {
-      const [row] = await run('read an email', () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const [row] = await run('read an email', () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row && summaryOf(row)
     },
     async get(id) {
-      const [row] = await run('read an email', () => sql<EmailRow[]>`SELECT ${emailColumns} FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const [row] = await run('read an email', () => sql<EmailRow[]>`SELECT ${emailColumns} FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row && emailOf(row)
     },
     async raw(id) {
-      const [row] = await run('read an email', () => sql<Array<{ raw: Buffer }>>`SELECT raw FROM svc_mail WHERE inbox = ${inbox} AND id = ${id}`)
+      const [row] = await run('read an email', () => sql<Array<{ raw: Buffer }>>`SELECT raw FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row?.raw
     },
     async markRead(id) {
       const rows = await run(
         'mark an email read',
         () => sql`
-          WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${id} AND NOT read RETURNING id)
+          WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${idValue(id)} AND NOT read RETURNING id)
           SELECT pg_notify(${CHANNEL}, ${notice('read', id)}) FROM changed`,
       )
       return rows.length > 0
@@ -257,7 +265,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const rows = await run(
         'mark an email unread',
         () => sql`
-          WITH changed AS (UPDATE svc_mail SET read = false WHERE inbox = ${inbox} AND id = ${id} AND read RETURNING id)
+          WITH changed AS (UPDATE svc_mail SET read = false WHERE inbox = ${inbox} AND id = ${idValue(id)} AND read RETURNING id)
           SELECT pg_notify(${CHANNEL}, ${notice('unread', id)}) FROM changed`,
       )
       return rows.length > 0
@@ -273,8 +281,8 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
         'update an email',
         () => sql`
           UPDATE svc_mail SET relayed_at = coalesce(${relayedAt ?? null}::timestamptz, relayed_at),
-            relayed_to = ${relayedTo ? sql`${sql.json(relayedTo as never)}::json` : sql`relayed_to`}
-          WHERE inbox = ${inbox} AND id = ${id} RETURNING id`,
+            relayed_to = ${relayedTo ? sql`${jsonText(relayedTo)}::text::json` : sql`relayed_to`}
+          WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id`,
       )
       return rows.length > 0
     },
@@ -282,7 +290,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       const rows = await run(
         'remove an email',
         () => sql`
-          WITH removed AS (DELETE FROM svc_mail WHERE inbox = ${inbox} AND id = ${id} RETURNING id)
+          WITH removed AS (DELETE FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id)
           SELECT pg_notify(${CHANNEL}, ${notice('removed', id)}) FROM removed`,
       )
       if (rows.length === 0) return false

@@ -17,11 +17,11 @@ const people = (list: readonly Address[]) => list.flatMap((entry) => [entry.name
 /** What each field operator of the search syntax reads, as the shared matcher (search/match.ts) reads it. */
 export function searchColumns(email: Email): SearchColumns {
   return {
-    from_text: people(email.from),
-    to_text: [people(email.to), people(email.cc), email.envelope.to.map((entry) => entry.address).join('\n').toLowerCase()].join('\n'),
-    cc_text: people(email.cc),
-    subject_text: email.subject.toLowerCase(),
-    filename_text: attachmentNames(email).join('\n').toLowerCase(),
+    from_text: nulFree(people(email.from)),
+    to_text: nulFree([people(email.to), people(email.cc), email.envelope.to.map((entry) => entry.address).join('\n').toLowerCase()].join('\n')),
+    cc_text: nulFree(people(email.cc)),
+    subject_text: nulFree(email.subject.toLowerCase()),
+    filename_text: nulFree(attachmentNames(email).join('\n').toLowerCase()),
   }
 }
 
@@ -41,6 +41,19 @@ function textValue(value: string): string {
   if (value.includes('\0')) throw new InvalidRequestError('A search cannot contain a NUL character')
   return value
 }
+
+/** An id PostgreSQL can compare: no id svc makes holds a NUL character, and a text column cannot. */
+export function idValue(id: string): string {
+  if (id.includes('\0')) throw new InvalidRequestError('An id cannot contain a NUL character')
+  return id
+}
+
+/**
+ * A text column cannot hold NUL, which a message may carry (an encoded
+ * subject, a header, a body): the texts searches read hold U+FFFD in its
+ * place. The record itself keeps it, as JSON escapes it (`\u0000`).
+ */
+export const nulFree = (text: string): string => (text.includes('\0') ? text.replaceAll('\0', '\uFFFD') : text)
 
 /** A number a bigint column compares with: whole and within JavaScript's exact range. */
 function bigintValue(value: number, operator: string): number {

@@ -1,5 +1,11 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { BROWSER_SKIP_LINE, browserTestsRun, isBrowserTestFile } from './test/support/browser.js'
+
+// Without Chromium (a fresh machine) the browser test files are left out with one line saying how to run them.
+const browserFiles = browserTestsRun ? [] : readdirSync('test').filter((name) => name.endsWith('.test.ts') && isBrowserTestFile(readFileSync(`test/${name}`, 'utf8')))
+if (browserFiles.length > 0) console.warn(BROWSER_SKIP_LINE)
 
 export default defineConfig({
   // Examples and templates import the package by name, as users do.
@@ -13,6 +19,7 @@ export default defineConfig({
   test: {
     // docs/examples: the examples of the docs run as they are shown.
     include: ['test/**/*.test.ts', 'docs/examples/**/*.test.ts'],
+    exclude: ['**/node_modules/**', ...browserFiles.map((name) => `test/${name}`)],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

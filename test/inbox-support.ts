@@ -1,11 +1,14 @@
+import { existsSync } from 'node:fs'
 import { crc32, deflateSync } from 'node:zlib'
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
 import { expect } from 'vitest'
+import { BROWSER_SKIP_LINE, CHROMIUM } from './support/browser.js'
 
 /** The system Chromium, headless; one per test file. `args` adds switches, e.g. `--host-resolver-rules`. */
 export function launchBrowser(args: string[] = []): Promise<Browser> {
+  if (!existsSync(CHROMIUM)) throw new Error(`SVC_TEST_BROWSER=required: ${BROWSER_SKIP_LINE}`)
   return chromium.launch({
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', ...args],
   })
 }

@@ -9,6 +9,7 @@ import type Mail from 'nodemailer/lib/mailer/index.js'
 import { connectInbox, createTestInbox, type TestInbox } from 'svc-mail/testing'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { closedIpv6Port } from './support/cli.js'
+import { CHROMIUM, browserTestsRun } from './support/browser.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -197,12 +198,12 @@ describe('the examples of docs/testing.md', () => {
     expect(code, output).toBe(0)
   })
 
-  it('Playwright: the spec passes in headless Chromium', async () => {
+  it.skipIf(!browserTestsRun)('Playwright: the spec passes in headless Chromium', async () => {
     const cli = fileURLToPath(new URL('../node_modules/@playwright/test/cli.js', import.meta.url))
     // Its artifacts go to a temporary folder, not into the repository.
     const artifacts = mkdtempSync(join(tmpdir(), 'svc-playwright-'))
     const args = [cli, 'test', '-c', 'docs/examples/testing/playwright', '--output', artifacts]
-    const { code, output } = await run(process.execPath, args, { CHROMIUM_PATH: '/usr/bin/chromium' })
+    const { code, output } = await run(process.execPath, args, { CHROMIUM_PATH: CHROMIUM })
     rmSync(artifacts, { recursive: true, force: true })
     expect(output).toMatch(/1 passed/)
     expect(code, output).toBe(0)

@@ -1,4 +1,6 @@
+import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import senderStats from '../docs/examples/sender-stats.js'
 import { optionTable } from '../src/config/options.js'
@@ -11,6 +13,16 @@ const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.ur
 describe('docs/configuration.md', () => {
   it('shows the options table generated from src/config/options.ts (npm run docs:config)', () => {
     expect(read('docs/configuration.md')).toContain(`<!-- options:start -->\n${renderOptionsReference(optionTable(knownPlugins([])))}\n<!-- options:end -->`)
+  })
+})
+
+describe('README.md', () => {
+  it('runs its test-inbox snippet as shown, on the Node version running the tests (20 in CI), against the built package', async () => {
+    const snippet = /```js\n(import nodemailer from 'nodemailer'\nimport \{ createTestInbox \}[\s\S]*?)```/.exec(read('README.md'))?.[1]
+    expect(snippet).toBeDefined()
+    const root = new URL('..', import.meta.url)
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', snippet!], { cwd: root })
+    expect(stdout.trim()).toBe('https://app.example/confirm?t=1')
   })
 })
 

@@ -79,8 +79,11 @@ let nextSeq = 0
 /** Whether this thread is parsing a message. */
 let parsingHere = false
 
+/** The process's Node flags but --input-type, which a worker refuses: svc run from `node --input-type=module -e` parses too. */
+const workerExecArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type'))
+
 function spawn(): PoolWorker {
-  const entry: PoolWorker = { worker: new Worker(workerFile!, { resourceLimits: WORKER_LIMITS }), queue: [] }
+  const entry: PoolWorker = { worker: new Worker(workerFile!, { resourceLimits: WORKER_LIMITS, execArgv: workerExecArgv }), queue: [] }
   const { worker, queue } = entry
   // Idle workers never keep the process alive; busy ones do (see post).
   worker.unref()

@@ -44,7 +44,7 @@ it('serves its files with their content types, and nothing else', async () => {
     expect(response.headers.get('content-type'), path).toContain(type)
   }
   // The page's libraries, from their packages: these files and no other.
-  for (const path of ['/vendor/prism-core.js', '/vendor/prism-markup.js']) {
+  for (const path of ['/vendor/prism-core.js', '/vendor/prism-markup.js', '/vendor/swagger-ui-bundle.js']) {
     const response = await t.api(path)
     expect(response.status, path).toBe(200)
     expect(response.headers.get('content-type'), path).toContain('text/javascript')
@@ -313,6 +313,41 @@ it('notifies of new mail once turned on, remembers it, and opens the message the
     await context.close()
   }
 })
+
+it('links to the OpenAPI document in a viewer svc serves itself, under a policy that lets nothing else in', async () => {
+  await t.send({ subject: 'Listed by the viewer' })
+  await openInbox()
+  const elsewhere: string[] = []
+  const violations: string[] = []
+  page.context().on('request', (request) => {
+    if (!request.url().startsWith(`${t.baseUrl}/`)) elsewhere.push(request.url())
+  })
+  const [docs] = await Promise.all([page.context().waitForEvent('page'), page.locator('#api-docs').click()])
+  docs.on('console', (message) => {
+    if (/Content Security Policy/i.test(message.text())) violations.push(message.text())
+  })
+  const docsErrors = watchErrors(docs)
+  await docs.waitForLoadState()
+  expect(docs.url()).toBe(`${t.baseUrl}/api-docs.html`)
+  const policy = (await t.api('/api-docs.html')).headers.get('content-security-policy')
+  expect(policy).toContain("script-src 'self';")
+  expect(policy).toContain("connect-src 'self';")
+  // The page itself keeps its headers: the viewer's policy is its own.
+  expect((await t.api('/')).headers.get('content-security-policy')).toBeNull()
+
+  const summary = docs.locator('.opblock', { hasText: '/api/email/summary' })
+  await summary.locator('.opblock-summary').click({ timeout: 20_000 })
+  await summary.locator('button.try-out__btn').click()
+  await summary.locator('button.execute').click()
+  await expect.poll(() => summary.locator('.live-responses-table tbody .response-col_status').first().textContent(), { timeout: 10_000 }).toContain('200')
+  expect(await summary.locator('.live-responses-table .microlight').first().textContent()).toContain('Listed by the viewer')
+  expect(await docs.locator('.info .title').textContent()).toContain('svc REST API')
+  expect(elsewhere).toEqual([])
+  expect(violations).toEqual([])
+  expect(docsErrors).toEqual([])
+  await docs.close()
+  // The viewer is a 1.7 MB script: on a loaded machine it alone takes seconds to parse.
+}, 90_000)
 
 // docs/inbox.png: drawn again whenever the page's files change (their hash is kept beside it), or with UPDATE_SCREENSHOTS=1.
 const screenshot = join(packageRoot, 'docs', 'inbox.png')

@@ -19,7 +19,19 @@ const vendorFiles = new Map([
   // Highlights the HTML source tab: Prism's core and its grammar of HTML.
   ['prism-core.js', require.resolve('prismjs/components/prism-core.min.js')],
   ['prism-markup.js', require.resolve('prismjs/components/prism-markup.min.js')],
+  // The OpenAPI viewer of api-docs.html.
+  ['swagger-ui-bundle.js', require.resolve('swagger-ui-dist/swagger-ui-bundle.js')],
+  ['swagger-ui.css', require.resolve('swagger-ui-dist/swagger-ui.css')],
 ])
+
+/**
+ * The OpenAPI viewer's page loads script and styles from svc alone and talks
+ * to svc alone. Its only allowance is inline styles, which the viewer sets on
+ * its elements; images may be data: URLs (its icons).
+ */
+const VIEWER_POLICY =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+const policies = new Map([['api-docs.html', VIEWER_POLICY]])
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -47,9 +59,10 @@ export default definePlugin({
     const serve = async (name: string, files = assets, folder = '') => {
       const file = files.get(name)
       if (!file) throw new HTTPError({ status: 404, message: `Not found: /${folder}${name}` })
-      return new Response(await readFile(file), {
-        headers: { 'content-type': contentTypes[extname(name)]!, 'cache-control': 'no-cache' },
-      })
+      const headers = new Headers({ 'content-type': contentTypes[extname(name)]!, 'cache-control': 'no-cache' })
+      const policy = files === assets && policies.get(name)
+      if (policy) headers.set('content-security-policy', policy)
+      return new Response(await readFile(file), { headers })
     }
 
     http.app.get('/', () => serve('index.html'))

@@ -477,6 +477,7 @@ socket.on('deleteMail', ({ id }) => {
 // ---- start ----
 
 setupThemeSwitch($('theme'))
+$('api-docs').append(icon('braces'))
 showPlaceholder(reader, 'Select a message to read it')
 api.config().then(
   (config) => {

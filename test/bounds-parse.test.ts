@@ -29,7 +29,7 @@ function hostileHtml(subject: string, bytes: number): string {
 
 /**
  * Polls `GET /api/healthz` until `work` settles and resolves the slowest
- * answer; an answer that takes longer than `withinMs` fails at once.
+ * answer; each request gives up after `withinMs`, which fails the test at once.
  */
 async function healthzDuring<T>(work: Promise<T>, withinMs: number): Promise<{ result: T; slowest: number }> {
   let done = false
@@ -56,7 +56,9 @@ async function emailBySubject(subject: string): Promise<Email> {
 it('keeps a 2 MB and a 17 MB message of hostile HTML, answering healthz throughout, and says why its text is plain', async () => {
   svc = await startChild({ options: { mailDirectory: dir } })
   // The last release held the event loop for minutes. The contract's bound is a second; a machine shared by many
-  // busy processes stretches the main thread's own work on a large message (copying it as it arrives): 3 s here.
+  // busy processes stretches the main thread's own work on a large message (reading 17 MB off the SMTP socket):
+  // at a load average of 16 on 2 cores the slowest healthz was 0.55 s during the 2 MB message and 2.2 s during the
+  // 17 MB one, so 3 s here; every request is bounded (a poll, not one answer awaited).
   const withinMs = 3000
   for (const [subject, bytes] of [
     ['hostile 2 MB', 2 * 1024 * 1024],
@@ -64,6 +66,7 @@ it('keeps a 2 MB and a 17 MB message of hostile HTML, answering healthz througho
   ] as const) {
     const { result: reply, slowest } = await healthzDuring(sendRaw(svc.smtpPort, { data: hostileHtml(subject, bytes) }), withinMs)
     expect(reply.code, reply.lines.join(' ')).toBe(250)
+    console.log(`${subject}: slowest healthz ${slowest.toFixed(0)} ms`)
     expect(slowest).toBeLessThan(withinMs)
     const email = await emailBySubject(subject)
     expect(email.warnings).toEqual([expect.stringMatching(/HTML .*text/)])

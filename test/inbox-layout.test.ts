@@ -43,6 +43,8 @@ describe.each([
         await row(page, 'Layout check').click()
         await expect.poll(() => page.locator('.message-subject').textContent()).toBe('Layout check')
         expect(await visible(page, '.message-when time')).toBe(true)
+        // Nothing sticks out sideways: every button of the top bar fits the width.
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
         expect(await page.locator('.message-when').innerText()).toMatch(/\d{4}[\s\S]*KB/)
         expect(await visible(page, '.row[data-id]')).toBe(sideBySide)
         if (!sideBySide) {

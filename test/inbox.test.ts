@@ -103,6 +103,11 @@ it('opens a message: HTML sandboxed with its cid: image loaded, text, headers, s
   expect(await page.locator('ul[aria-label=Attachments] .attachment-name').allTextContents()).toEqual(['notes.txt'])
   expect(await page.locator('.inline-parts summary').textContent()).toBe('1 inline part, shown in the HTML body')
   expect(await page.locator('ul[aria-label="Inline parts"] .attachment-name').allTextContents()).toEqual(['logo.png'])
+  // An image shows a thumbnail of itself; another file an icon.
+  await page.locator('.inline-parts summary').click()
+  const thumbnail = page.locator('ul[aria-label="Inline parts"] .attachment img.attachment-thumb')
+  await expect.poll(() => thumbnail.evaluate((image: HTMLImageElement) => (image.complete ? image.naturalWidth : -1))).toBe(LOGO_SIZE)
+  expect(await page.locator('.attachment', { hasText: 'notes.txt' }).locator('img').count()).toBe(0)
   expect(await row(page, 'Rich message').locator('.row-clip').getAttribute('title')).toBe('1 attachment')
   const summary = await (await t.api(`/api/email/summary`)).json()
   expect(summary.items[0].attachmentCount).toBe(1)

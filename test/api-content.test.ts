@@ -66,6 +66,26 @@ describe('GET /api/email/:id/html', () => {
     expect(html).toContain('cid:unknown@svc')
   })
 
+  it('puts a large image referenced 120 times in once plus 4 MiB of repeats, and a small one at every reference', async () => {
+    // 1 MB of image: copied at each reference, the HTML would be 160 MB (at 7 MB, a 500).
+    const large = Buffer.concat([PNG, Buffer.alloc(1024 * 1024, 7)])
+    const { id } = await t.send({
+      subject: 'Many references',
+      html: `${'<img src="cid:large@svc">'.repeat(120)}${'<img src="cid:dot@svc">'.repeat(50)}`,
+      attachments: [
+        { filename: 'large.png', content: large, contentType: 'image/png', cid: 'large@svc' },
+        { filename: 'dot.png', content: PNG, contentType: 'image/png', cid: 'dot@svc' },
+      ],
+    })
+    const response = await t.api(`/api/email/${id}/html`)
+    expect(response.status).toBe(200)
+    const body = await response.text()
+    const largeUri = `data:image/png;base64,${large.toString('base64')}`
+    expect(body.split(largeUri)).toHaveLength(1 + 1 + Math.floor((4 * 1024 * 1024) / largeUri.length))
+    expect(body.length).toBeLessThan(8 * 1024 * 1024)
+    expect(body.split(`data:image/png;base64,${PNG.toString('base64')}"`)).toHaveLength(51)
+  })
+
   it('removes script elements, event handlers and javascript: URLs, and keeps the rest', () => {
     expect(html).not.toMatch(/<script/i)
     // Every script payload is gone; of the split tag only its text stays, shown as text as a browser would.

@@ -14,9 +14,32 @@ export function referencedContentIds(html: string): Set<string> {
   return new Set([...html.matchAll(CID_REFERENCE)].map((match) => decodeContentId(match[1]!)))
 }
 
-/** Replaces each `cid:` reference found in `dataUris` by its data URI; unknown ones stay as they are. */
+/** Characters of data URIs that references after the first of each image may add to one HTML body. */
+export const REPEATED_INLINE_CHARACTERS = 4 * 1024 * 1024
+
+/**
+ * Replaces each `cid:` reference found in `dataUris` by its data URI; unknown
+ * ones stay as they are. An image is put in at its first reference, and at
+ * later ones only while those repeats add at most REPEATED_INLINE_CHARACTERS
+ * in all: a logo or spacer used many times still shows everywhere, but a
+ * large image referenced a hundred times is not copied a hundred times (a
+ * repeat past that stays a `cid:` reference, which shows nothing).
+ */
 export function inlineContentIds(html: string, dataUris: Map<string, string>): string {
-  return html.replace(CID_REFERENCE, (whole, id: string) => dataUris.get(decodeContentId(id)) ?? whole)
+  const placed = new Set<string>()
+  let repeated = 0
+  return html.replace(CID_REFERENCE, (whole, id: string) => {
+    const contentId = decodeContentId(id)
+    const dataUri = dataUris.get(contentId)
+    if (dataUri === undefined) return whole
+    if (!placed.has(contentId)) {
+      placed.add(contentId)
+      return dataUri
+    }
+    if (repeated + dataUri.length > REPEATED_INLINE_CHARACTERS) return whole
+    repeated += dataUri.length
+    return dataUri
+  })
 }
 
 function decodeContentId(id: string): string {

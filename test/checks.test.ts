@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import postgres from 'postgres'
@@ -256,6 +256,22 @@ describe('GET /api/email/:id/spam-check', () => {
       await expectJsonError(await t.api('/api/email/nope/spam-check'), 404)
     } finally {
       await t.stop()
+    }
+  })
+
+  it('answers 413 at once for a message over 500 KB, never sending it to spamd', async () => {
+    // A spamd that takes connections and never answers: the message must not reach it.
+    const connections: number[] = []
+    const silent = createNetServer((socket) => connections.push(socket.remotePort ?? 0))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    const t = await startSvc({ spamassassin: `127.0.0.1:${(silent.address() as AddressInfo).port}` })
+    try {
+      const { id } = await t.send({ text: 'x'.repeat(600 * 1024) })
+      expect(await expectJsonError(await t.api(`/api/email/${id}/spam-check`), 413)).toMatch(/500 KB/)
+      expect(connections).toEqual([])
+    } finally {
+      await t.stop()
+      silent.close()
     }
   })
 

@@ -5,7 +5,7 @@ import { defineOptions, definePlugin, type Email, type MailStore, type OptionVal
 import { htmlCheckResult, PLATFORMS, type HtmlCheckResult, type Platform } from './html-check.js'
 import { createHtmlScanner } from './html-scanner.js'
 import { checkedUrls, checkLinks, type LinkCheckResult } from './link-check.js'
-import { parseSpamdAddress, spamdReport, type SpamCheckResult } from './spamd.js'
+import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, spamdReport, type SpamCheckResult } from './spamd.js'
 import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
 
 export type { HtmlCheckResult, HtmlCheckWarning, Platform, Support, SupportScore } from './html-check.js'
@@ -130,6 +130,9 @@ export default definePlugin({
       ...(spamd && {
         async spam(id: string) {
           const raw = (await store.raw(id)) ?? (await store.require(id), fail(404, `No email with id ${id}`))
+          if (raw.length > SPAMD_MAX_MESSAGE_BYTES) {
+            fail(413, `The message is ${(raw.length / 1024).toFixed(0)} KB: spamd is asked about messages up to ${SPAMD_MAX_MESSAGE_BYTES / 1024} KB, as spamc does, since a larger one takes it minutes`)
+          }
           return spamdReport(spamd, raw).catch((error: Error) => fail(502, `SpamAssassin could not check the message: ${error.message}`))
         },
       }),
@@ -162,7 +165,7 @@ export default definePlugin({
       summary: "The email as SpamAssassin's spamd scores it (with --spamassassin)",
       params: idParams,
       ok: { description: 'The score, the threshold, and the rules that hit', schema: spamCheckSchema },
-      errors: { 400: 'No spamd is configured (--spamassassin)', 404: 'No email with this id', 502: 'spamd could not be reached or failed' },
+      errors: { 400: 'No spamd is configured (--spamassassin)', 404: 'No email with this id', 413: 'The message is over 500 KB, which spamd is not asked about', 502: 'spamd could not be reached or failed' },
       handler: (_event, { params: { id } }) => (checks.spam ?? fail(400, 'The spam check is not configured: start svc with --spamassassin <host:port>'))(id),
     })
 

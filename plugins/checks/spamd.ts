@@ -21,6 +21,12 @@ export class SpamdError extends Error {}
 
 /** Longest svc waits for spamd's whole answer; scoring a message takes it a second or two. */
 export const SPAMD_TIMEOUT_MS = 30_000
+/**
+ * Larger mail is not sent to spamd, as spamc (SpamAssassin's own client) does
+ * by default: scoring takes spamd minutes for a message of megabytes (over
+ * two for 20 MB), holding one of its children all along.
+ */
+export const SPAMD_MAX_MESSAGE_BYTES = 500 * 1024
 /** A report is a few KB; anything far beyond is not spamd. */
 const REPLY_LIMIT = 1024 * 1024
 

@@ -211,3 +211,30 @@ export default defineConfig({
     expect(readFileSync(log, 'utf8')).toBe('Plugin sees me\n')
   })
 })
+
+describe('config files beside svc.config.ts', () => {
+  const local = ['--ip', '127.0.0.1', '--web-ip', '127.0.0.1']
+
+  it('reads .svcrc as one option a line, and refuses JSON there with one line, exit 2', async () => {
+    const cwd = folder()
+    const [smtp, web] = [await freePort(), await freePort()]
+    writeFileSync(join(cwd, '.svcrc'), `# svc's options\nsmtp=${smtp}\nmaxEmails=5\ncors=http://a.test,http://b.test\n`)
+    await start(['--web', String(web), ...local], { cwd })
+    expect(await (await fetch(`http://127.0.0.1:${web}/api/config`)).json()).toMatchObject({ smtp, maxEmails: 5, cors: ['http://a.test', 'http://b.test'] })
+
+    writeFileSync(join(cwd, '.svcrc'), JSON.stringify({ smtp }))
+    const { code, stderr } = await runCli(['--web', '0', ...local], { cwd })
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe(
+      `svc: ${join(cwd, '.svcrc')} holds JSON, but .svcrc takes one option a line (smtp=2525, maxEmails=500): write it so, or put the JSON in svc.config.json`,
+    )
+  })
+
+  it('reads JSON from svc.config.json', async () => {
+    const cwd = folder()
+    const [smtp, web] = [await freePort(), await freePort()]
+    writeFileSync(join(cwd, 'svc.config.json'), JSON.stringify({ smtp, maxEmails: 7 }))
+    await start(['--web', String(web), ...local], { cwd })
+    expect(await (await fetch(`http://127.0.0.1:${web}/api/config`)).json()).toMatchObject({ smtp, maxEmails: 7 })
+  })
+})

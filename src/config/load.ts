@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { loadConfig } from 'c12'
 import type { SvcPlugin } from '../plugin.js'
 import { selfEntries } from '../paths.js'
@@ -19,6 +21,11 @@ export interface ConfigFile {
  * line, since its plugins may declare flags.
  */
 export async function loadConfigFile({ cwd = process.cwd(), configFile }: { cwd?: string; configFile?: string } = {}): Promise<ConfigFile> {
+  // `.svcrc` is read as lines of key=value: JSON there would be ignored without a word.
+  const rc = join(cwd, '.svcrc')
+  if (existsSync(rc) && /^\s*[[{]/.test(readFileSync(rc, 'utf8'))) {
+    throw new ConfigError([`${rc} holds JSON, but .svcrc takes one option a line (smtp=2525, maxEmails=500): write it so, or put the JSON in svc.config.json`])
+  }
   let loaded
   try {
     loaded = await loadConfig<SvcOptions>({

@@ -238,3 +238,14 @@ describe('config files beside svc.config.ts', () => {
     expect(await (await fetch(`http://127.0.0.1:${web}/api/config`)).json()).toMatchObject({ smtp, maxEmails: 7 })
   })
 })
+
+describe("the repository's own svc.config.ts", () => {
+  it('is what npm start runs in the repository, loading the keyword-alerts example plugin', async () => {
+    const root = new URL('..', import.meta.url)
+    expect(JSON.parse(readFileSync(new URL('package.json', root), 'utf8')).scripts.start).toBe('node bin/svc.mjs')
+    const [smtp, web] = [await freePort(), await freePort()]
+    const args = ['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--alert-words', 'deploy']
+    await start(args, { cwd: root.pathname })
+    expect(await (await fetch(`http://127.0.0.1:${web}/api/config`)).json()).toMatchObject({ alertWords: ['deploy'] })
+  })
+})

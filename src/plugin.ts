@@ -46,6 +46,10 @@ export interface SvcPlugin {
   check?: (config: SvcConfig) => string[]
   /** Skip the plugin unless this returns true; always on when absent. */
   enabled?: (config: SvcConfig) => boolean
+  /** The boolean option that turns the plugin on (read by `enabled`): the 404 of its `routes` names it while it is off. */
+  enabledBy?: string
+  /** Paths it serves below the base pathname, e.g. `/mcp`; while the plugin does not run they answer 404 `{ error }` saying what serves them. */
+  routes?: string[]
   /**
    * Storage drivers this plugin offers, by the URL scheme the `storage`
    * option selects them with (`memory`, `postgres`, ...). Known before any

@@ -3,6 +3,7 @@ import { builtinPlugins } from '../plugins/index.js'
 import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './config/resolve.js'
 import { createSvcHooks, type ServerInfo, type SvcHookable } from './hooks.js'
 import { createHttpShell, type HttpShell } from './http.js'
+import { registerOffRoutes } from './http/off-routes.js'
 import { registerProbes } from './http/probes.js'
 import { createLogger } from './logger.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
@@ -50,6 +51,7 @@ export class Svc {
     this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.services, this.logger.withTag('smtp'))
     this.http = createHttpShell(this.config, this.logger.withTag('http'))
     registerProbes(this.http.app, this.store)
+    registerOffRoutes(this.http.app, known.filter((plugin) => !this.plugins.includes(plugin)), this.config)
   }
 
   async start(): Promise<SvcInstance> {

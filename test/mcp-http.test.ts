@@ -175,7 +175,20 @@ describe('without --mcp', () => {
       body: initializeBody(1),
     })
     expect(response.status).toBe(404)
+    // A 404 that names the flag serving the route, not one that looks like a typo.
+    expect(await response.json()).toEqual({ error: 'Not found: /mcp: it is served with --mcp (SVC_MCP=true), which this svc runs without' })
     await expect(connect(t.baseUrl)).rejects.toThrow()
+  })
+
+  it('says so when --disable-plugins turns the plugin off', async () => {
+    const off = await startSvc({ mcp: true, disablePlugins: ['mcp'] })
+    try {
+      const response = await off.api('/mcp')
+      expect(response.status).toBe(404)
+      expect(await response.json()).toEqual({ error: 'Not found: /mcp: it is served by the plugin mcp, which --disable-plugins turns off' })
+    } finally {
+      await off.stop()
+    }
   })
 })
 

@@ -98,10 +98,12 @@ describe('--metrics', () => {
   })
 })
 
-it('is off by default: /metrics answers 404', async () => {
+it('is off by default: /metrics answers 404 naming --metrics', async () => {
   const t = await startSvc()
   try {
-    expect((await t.api('/metrics')).status).toBe(404)
+    const response = await t.api('/metrics')
+    expect(response.status).toBe(404)
+    expect(await response.json()).toEqual({ error: 'Not found: /metrics: it is served with --metrics (SVC_METRICS=true), which this svc runs without' })
   } finally {
     await t.stop()
   }

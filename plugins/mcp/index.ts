@@ -29,6 +29,8 @@ export default definePlugin({
   options,
   variables: ['SVC_API_URL', 'SVC_API_KEY', 'SVC_WEB_URL'],
   enabled: (config) => config.mcp,
+  enabledBy: 'mcp',
+  routes: ['/mcp'],
   async setup({ store, http, hooks, services }) {
     // The MCP SDK only when the endpoint is on: it is a sixth of svc's start-up otherwise.
     const [{ createMcpServer }, { createMcpSessions }] = await Promise.all([import('./server.js'), import('./sessions.js')])

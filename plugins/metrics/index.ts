@@ -84,6 +84,8 @@ export default definePlugin({
   name: 'metrics',
   options,
   enabled: (config) => config.metrics,
+  enabledBy: 'metrics',
+  routes: ['/metrics'],
   setup({ http, hooks, store, smtp }) {
     const metrics = createMetrics(store, smtp)
     hooks.hook('mail:accepted', (_email, { origin }) => {

@@ -33,6 +33,9 @@ const SIZE = QUICK
   : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000, htmlChecks: 50 }
 if (flags['pg-stored']) SIZE.pgStored = Math.max(2000, Number(flags['pg-stored']) || SIZE.pgStored)
 const MiB = 1024 * 1024
+/** The page scenario: messages in the inbox, and page loads measured (after one that warms the caches). */
+const PAGE_STORED = 2000
+const PAGE_LOADS = QUICK ? 5 : 15
 const root = fileURLToPath(new URL('..', import.meta.url))
 
 /** What is measured, the target for svc on a 2-core machine and MailDev 3.0's figure there. */
@@ -71,6 +74,7 @@ const MEASURES = [
   { key: 'htmlCheckFirst', label: `HTML check of a 100 KB marketing mail, first time, p50 of ${SIZE.htmlChecks}`, unit: 'ms', target: 50, better: 'lower' },
   { key: 'htmlCheckCached', label: 'The same mail checked again (cached), p50', unit: 'ms', target: 1, better: 'lower' },
   { key: 'htmlCheckHealthz', label: 'GET /api/healthz beside it (the round trip alone), p50', unit: 'ms', better: 'lower' },
+  { key: 'pageFirstRow', label: `The inbox page at ${PAGE_STORED} messages: navigation to the first row, p50 of ${PAGE_LOADS} loads`, unit: 'ms', target: 150, better: 'lower' },
   ...postgresMeasures(SIZE),
 ]
 
@@ -342,6 +346,40 @@ async function htmlCheck() {
   }
 }
 
+/**
+ * The inbox page in headless Chromium (/usr/bin/chromium) with 2,000
+ * messages stored: from the start of navigation to the first message row in
+ * the document, read in the page (performance.now() when a MutationObserver
+ * sees the row). One load warms the caches; the rest are measured.
+ */
+async function pageFirstRow() {
+  const { chromium } = await import('playwright-core')
+  const svc = await startSvc()
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] })
+  try {
+    await sendAll(svc.smtpPort, { count: PAGE_STORED, connections: 8, message: (n) => buildMessage(n, { size: 12_000 }) })
+    await listed(svc, PAGE_STORED)
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } })
+    await page.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        if (!document.querySelector('.row[data-id]')) return
+        window.firstRowAt = performance.now()
+        observer.disconnect()
+      }).observe(document, { childList: true, subtree: true })
+    })
+    const times = []
+    for (let load = 0; load <= PAGE_LOADS; load++) {
+      await page.goto(`${svc.baseUrl}/`)
+      await page.waitForFunction(() => window.firstRowAt !== undefined)
+      if (load > 0) times.push(await page.evaluate(() => window.firstRowAt))
+    }
+    return { pageFirstRow: median(times) }
+  } finally {
+    await browser.close()
+    await svc.stop()
+  }
+}
+
 /** Each scenario starts its own svc; `--only` names scenarios to run alone. */
 const SCENARIOS = {
   intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
@@ -355,6 +393,7 @@ const SCENARIOS = {
   large: largeMessage,
   attachments: manyAttachments,
   htmlCheck,
+  page: pageFirstRow,
   ...postgresScenarios(SIZE),
 }
 

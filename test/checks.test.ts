@@ -8,6 +8,7 @@ import { expectJsonError } from './support/api.js'
 import { callTool, errorOf, payloadOf } from './mcp-suite.js'
 import { sendRaw } from './support/smtp.js'
 import { freePort } from './support/cli.js'
+import { docCurlCommands, runDocCommand } from './support/doc-commands.js'
 import { freshDatabase } from './support/postgres.js'
 import { spamdAvailable, startSpamd } from './support/spamd.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -316,5 +317,18 @@ describe('GET /api/email/:id/spam-check', () => {
       expect(links.links.map((link) => link.url)).toEqual(['https://example.com/offer'])
       expect(errorOf(await callTool(mcp, 'svc_check_html', { id: 'nope' }))).toMatch(/nope/)
     }, 60_000)
+  })
+})
+
+describe('docs/checks.md', () => {
+  it('shows commands that answer as shown', async () => {
+    const t = await startSvc()
+    try {
+      const commands = docCurlCommands('checks.md')
+      expect(commands.length).toBeGreaterThanOrEqual(3)
+      for (const { command, output } of commands) expect(await runDocCommand(command, t.baseUrl), command).toBe(output)
+    } finally {
+      await t.stop()
+    }
   })
 })

@@ -270,7 +270,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): Htt
     },
     listen: () => {
       guardServer()
-      return listenOn(server, config.web, config.webIp, 'Web')
+      return listenOn(server, config.web, config.webIp, 'Web', { port: '--web', host: '--web-ip' })
     },
     close: () =>
       new Promise((resolve) => {

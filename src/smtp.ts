@@ -125,7 +125,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   listen(): Promise<number> {
     // smtp-server's listen() is its net.Server's.
-    return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP')
+    return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP', { port: '--smtp', host: '--ip' })
   }
 
   /** Stops accepting, lets transactions in flight finish, drops idle clients. */

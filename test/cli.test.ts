@@ -6,8 +6,8 @@ import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it } from 'vitest'
 import { flagName, optionTable } from '../src/config/options.js'
 import { knownPlugins } from '../src/svc.js'
-import { freePort, runCli, startCli } from './support/cli.js'
-import type { ChildProcess } from 'node:child_process'
+import { freePort, runCli, startCli, SVC_BIN } from './support/cli.js'
+import { spawn, type ChildProcess } from 'node:child_process'
 
 const folder = () => mkdtempSync(join(tmpdir(), 'svc-cli-'))
 const running: ChildProcess[] = []
@@ -247,5 +247,49 @@ describe("the repository's own svc.config.ts", () => {
     const args = ['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--alert-words', 'deploy']
     await start(args, { cwd: root.pathname })
     expect(await (await fetch(`http://127.0.0.1:${web}/api/config`)).json()).toMatchObject({ alertWords: ['deploy'] })
+  })
+})
+
+describe('start-up that cannot work here: one line, exit 2', () => {
+  const local = ['--ip', '127.0.0.1', '--web-ip', '127.0.0.1']
+
+  it('says --smtp and --web collide when they name one port, rather than blaming another process', async () => {
+    const port = await freePort()
+    const { code, stderr } = await runCli(['--smtp', String(port), '--web', String(port), ...local])
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe(`svc: --smtp and --web are both ${port}: SMTP and the web server need a port each`)
+  })
+
+  it('names an --ip that does not resolve, and an address not on this machine', async () => {
+    const unresolved = await runCli(['--smtp', '0', '--web', '0', '--ip', 'no-such-host.invalid', '--web-ip', '127.0.0.1'])
+    expect(unresolved.code).toBe(2)
+    expect(unresolved.stderr.trim()).toBe('svc: --ip no-such-host.invalid: the name does not resolve to an address')
+    // 192.0.2.1 is a documentation address (TEST-NET-1), never one of this machine's.
+    const foreign = await runCli(['--smtp', '0', '--web', '0', '--ip', '127.0.0.1', '--web-ip', '192.0.2.1'])
+    expect(foreign.code).toBe(2)
+    expect(foreign.stderr.trim()).toBe('svc: --web-ip 192.0.2.1: not an address of this machine')
+  })
+
+  it('says a port below 1024 needs privileges, run as a user without them', async () => {
+    // As root the test runs svc as nobody; as another user, as that user.
+    const asUser = process.getuid?.() === 0 ? ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups'] : []
+    const { code, stderr } = await new Promise<{ code: number | null; stderr: string }>((resolve, reject) => {
+      const [command, ...args] = [...asUser, process.execPath, SVC_BIN, '--smtp', '25', '--web', '0', ...local]
+      const child = spawn(command!, args, { env: { PATH: process.env.PATH } })
+      let stderr = ''
+      child.stderr.on('data', (chunk) => (stderr += chunk))
+      child.on('error', reject)
+      child.on('close', (code) => resolve({ code, stderr }))
+    })
+    expect(code, stderr).toBe(2)
+    expect(stderr.trim()).toBe('svc: --smtp 25: ports below 1024 need privileges this user lacks (run as root or with CAP_NET_BIND_SERVICE, or choose a port from 1024)')
+  })
+
+  it('says --mail-directory names a file', async () => {
+    const file = join(folder(), 'mail.txt')
+    writeFileSync(file, 'not a directory')
+    const { code, stderr } = await runCli(['--smtp', '0', '--web', '0', ...local, '--mail-directory', file])
+    expect(code).toBe(2)
+    expect(stderr.trim()).toBe(`svc: --mail-directory: ${file} is a file, not a directory`)
   })
 })

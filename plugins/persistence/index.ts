@@ -154,7 +154,10 @@ async function prepareDirectory(dir: string): Promise<void> {
     await mkdir(dir, { recursive: true })
     await access(dir, constants.R_OK | constants.W_OK)
   } catch (error) {
-    throw new ConfigError([`--mail-directory: cannot use ${dir}: ${(error as Error).message}`])
+    // mkdir says EEXIST for a file at the path, ENOTDIR for a file on the way to it.
+    const { code, message } = error as NodeJS.ErrnoException
+    if (code === 'EEXIST' || code === 'ENOTDIR') throw new ConfigError([`--mail-directory: ${dir} is a file, not a directory`])
+    throw new ConfigError([`--mail-directory: cannot use ${dir}: ${message}`])
   }
 }
 

@@ -207,6 +207,11 @@ function kernelChecks(config: SvcConfig): string[] {
   ]
   if (config.incomingSecure && !config.incomingCert) problems.push('--incoming-secure needs --incoming-cert and --incoming-key')
   if (config.https && !config.httpsKey) problems.push('--https needs --https-key and --https-cert')
+  // Both on one port would fail at listen as if another process held it.
+  const sharedAddress = config.ip === config.webIp || [config.ip, config.webIp].some((ip) => ip === '0.0.0.0' || ip === '::')
+  if (!config.disableWeb && config.smtp !== 0 && config.smtp === config.web && sharedAddress) {
+    problems.push(`--smtp and --web are both ${config.smtp}: SMTP and the web server need a port each`)
+  }
   if (config.webRequestTimeout && config.webHeadersTimeout > config.webRequestTimeout) {
     problems.push('--web-headers-timeout cannot be longer than --web-request-timeout')
   }

@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -299,6 +300,36 @@ describe('invalid rules file', () => {
     expect(() => new Svc({ smtp: 0, web: 0, silent: true, outgoingHost: '127.0.0.1', autoRelay: 'nobody' })).toThrow(
       /--auto-relay: "nobody" is not an e-mail address/,
     )
+  })
+})
+
+describe('an outgoing server with a self-signed certificate (implicit TLS)', () => {
+  const certDir = mkdtempSync(join(tmpdir(), 'svc-relay-tls-'))
+  const [keyFile, certFile] = [join(certDir, 'key.pem'), join(certDir, 'cert.pem')]
+  beforeAll(() => {
+    const subject = ['-subj', '/CN=outgoing.test', '-addext', 'subjectAltName=IP:127.0.0.1']
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-keyout', keyFile, '-out', certFile, ...subject], { stdio: 'ignore' })
+  })
+  afterAll(() => rmSync(certDir, { recursive: true, force: true }))
+  const tlsServer = () => outgoingServer({ tls: { key: readFileSync(keyFile), cert: readFileSync(certFile) } })
+
+  it('is refused as untrusted by default, and relayed to with --outgoing-ca naming its certificate', async () => {
+    const outgoing = await tlsServer()
+    const untrusting = await svcRelayingTo(outgoing, { outgoingSecure: true })
+    const { id } = await untrusting.send(message)
+    await expect(untrusting.svc.smtp.relayEmail(id)).rejects.toThrow(/self-signed certificate/)
+    const trusting = await svcRelayingTo(outgoing, { outgoingSecure: true, outgoingCa: certFile })
+    const sent = await trusting.send(message)
+    await trusting.svc.smtp.relayEmail(sent.id)
+    expect(outgoing.deliveries.map((delivery) => delivery.to)).toEqual([['user@example.com', 'audit@example.org']])
+  })
+
+  it('is relayed to with --outgoing-insecure, unchecked', async () => {
+    const outgoing = await tlsServer()
+    const t = await svcRelayingTo(outgoing, { outgoingSecure: true, outgoingInsecure: true })
+    const { id } = await t.send(message)
+    await t.svc.smtp.relayEmail(id)
+    expect(outgoing.deliveries).toHaveLength(1)
   })
 })
 

@@ -12,6 +12,18 @@ const options = defineOptions({
   outgoingUser: { type: 'string', default: '', env: 'SVC_OUTGOING_USER', description: 'User for the outgoing server' },
   outgoingPass: { type: 'string', default: '', env: 'SVC_OUTGOING_PASS', secret: true, description: 'Password for the outgoing server' },
   outgoingSecure: { type: 'boolean', default: false, env: 'SVC_OUTGOING_SECURE', description: 'Use implicit TLS to the outgoing server' },
+  outgoingCa: {
+    type: 'file',
+    default: '',
+    env: 'SVC_OUTGOING_CA',
+    description: "CA certificate (PEM) the outgoing server's certificate is checked against, e.g. its own self-signed one; for implicit TLS and STARTTLS",
+  },
+  outgoingInsecure: {
+    type: 'boolean',
+    default: false,
+    env: 'SVC_OUTGOING_INSECURE',
+    description: "Accept any certificate from the outgoing server, unchecked (rather give --outgoing-ca)",
+  },
   autoRelay: {
     type: 'flag-or-string',
     default: false,

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js'
 import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc-mail/kit'
@@ -11,7 +12,7 @@ export interface Outgoing {
   close: () => void
 }
 
-type OutgoingConfig = Pick<SvcConfig, 'outgoingHost' | 'outgoingPort' | 'outgoingUser' | 'outgoingPass' | 'outgoingSecure'>
+type OutgoingConfig = Pick<SvcConfig, 'outgoingHost' | 'outgoingPort' | 'outgoingUser' | 'outgoingPass' | 'outgoingSecure' | 'outgoingCa' | 'outgoingInsecure'>
 
 /** Port 0 means the usual one: 465 for implicit TLS, else 25. */
 function outgoingPort(config: OutgoingConfig): number {
@@ -39,6 +40,8 @@ export async function createOutgoing(config: OutgoingConfig, store: MailStore, l
     host: config.outgoingHost,
     port: outgoingPort(config),
     secure: config.outgoingSecure,
+    // A self-signed outgoing server: trust its certificate (--outgoing-ca) or, told to, any (--outgoing-insecure).
+    tls: { ...(config.outgoingCa ? { ca: readFileSync(config.outgoingCa) } : {}), rejectUnauthorized: !config.outgoingInsecure },
     ...(config.outgoingUser ? { auth: { user: config.outgoingUser, pass: config.outgoingPass } } : {}),
   })
 

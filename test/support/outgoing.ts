@@ -17,6 +17,8 @@ export interface OutgoingOptions {
   refuse?: 'rcpt' | 'data'
   /** Hold every DATA reply until this resolves. */
   hold?: Promise<void>
+  /** Implicit TLS with this key and certificate (PEM). */
+  tls?: { key: Buffer; cert: Buffer }
 }
 
 /** A real SMTP server on loopback standing in for the outgoing server. */
@@ -28,6 +30,7 @@ export async function startOutgoing(options: OutgoingOptions = {}) {
   const server = new SMTPServer({
     logger: false,
     hideSTARTTLS: true,
+    ...(options.tls ? { secure: true, key: options.tls.key, cert: options.tls.cert } : {}),
     disableReverseLookup: true,
     allowInsecureAuth: true,
     authMethods: ['PLAIN'],
@@ -58,6 +61,8 @@ export async function startOutgoing(options: OutgoingOptions = {}) {
       })
     },
   })
+  // A client that distrusts the certificate drops the handshake: what a test of that expects, not a failure.
+  if (options.tls) server.on('error', () => {})
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   return {
     port: (server.server.address() as AddressInfo).port,

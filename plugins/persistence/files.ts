@@ -1,5 +1,5 @@
 import { constants } from 'node:fs'
-import { open, readdir, rename, rm } from 'node:fs/promises'
+import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import { coalesced } from 'svc-mail/kit'
 
@@ -68,6 +68,8 @@ export async function readRegularFile(path: string): Promise<Buffer> {
  * Writes `<dir>/<id>.eml` so that a crash never leaves a partial file under
  * that name: temporary file, data and mtime (the time of receipt) flushed to
  * disk, rename, then the directory flushed so the rename survives power loss.
+ * Resolves once all of that is on disk; the flushes are shared with the
+ * messages written beside it (`commitShared`).
  */
 export async function writeMailFile(dir: string, id: string, raw: Buffer, time: Date): Promise<void> {
   if (!isSafeId(id)) throw new Error(`Refusing to write a mail file for the unsafe id ${JSON.stringify(id)}`)
@@ -78,31 +80,72 @@ export async function writeMailFile(dir: string, id: string, raw: Buffer, time: 
     try {
       await handle.writeFile(raw)
       await handle.utimes(time, time)
-      await handle.sync()
-    } finally {
+    } catch (error) {
       await handle.close()
+      throw error
     }
-    await rename(temp, mailFilePath(dir, id))
+    await commitShared(dir, { handle, temp, target: mailFilePath(dir, id) })
   } catch (error) {
     await rm(temp, { force: true }).catch(() => {})
     throw error
   }
-  await syncDirectoryShared(dir)
 }
 
-/** Per directory, its syncs coalesced. */
-const directorySyncs = new Map<string, () => Promise<void>>()
+/** A file written, still open, waiting for the commit that flushes it and renames it into place. */
+interface PendingFile {
+  handle: FileHandle
+  temp: string
+  target: string
+}
+
+interface PendingCommit extends PendingFile {
+  done: (error?: Error) => void
+}
+
+/** Per directory: the files waiting for the next commit, and the commits, one at a time. */
+const commits = new Map<string, { waiting: PendingCommit[]; commit: () => Promise<void> }>()
 
 /**
- * Group commit: one directory sync covers every rename made before it
- * started, so concurrent writes share syncs instead of queueing one each. A
- * caller that comes while a sync runs waits for the next one, which starts
- * after its rename.
+ * Group commit: the files written while a commit runs wait for the next
+ * one, which flushes them all at once (their fsyncs together, so the file
+ * system commits its journal once for them), renames each into place and
+ * flushes the directory once for every rename. Each caller learns of its own
+ * file: one that failed fails alone, a directory flush that failed fails
+ * the whole batch (none of its renames is known to be on disk).
  */
-function syncDirectoryShared(dir: string): Promise<void> {
-  let sync = directorySyncs.get(dir)
-  if (!sync) directorySyncs.set(dir, (sync = coalesced(() => syncDirectory(dir))))
-  return sync()
+function commitShared(dir: string, file: PendingFile): Promise<void> {
+  let queue = commits.get(dir)
+  if (!queue) {
+    const waiting: PendingCommit[] = []
+    const commit = coalesced(async () => {
+      const batch = waiting.splice(0)
+      const placed = await Promise.allSettled(batch.map(placeFile))
+      const flushed = await syncDirectory(dir).then(
+        () => undefined,
+        (error: Error) => error,
+      )
+      batch.forEach((pending, i) => {
+        const result = placed[i]!
+        pending.done(result.status === 'rejected' ? (result.reason as Error) : flushed)
+      })
+    })
+    commits.set(dir, (queue = { waiting, commit }))
+  }
+  const { waiting, commit } = queue
+  return new Promise<void>((resolve, reject) => {
+    waiting.push({ ...file, done: (error) => (error ? reject(error) : resolve()) })
+    void commit()
+  })
+}
+
+/** Flushes a written file, closes it and renames it to its name. */
+async function placeFile({ handle, temp, target }: PendingFile): Promise<void> {
+  try {
+    await handle.sync()
+  } finally {
+    await handle.close()
+  }
+  await rename(temp, target)
 }
 
 /** Removes `<id>.eml`, its sidecar `<id>.json` and the 2.x attachment folder `<id>/`; absent files are fine. */

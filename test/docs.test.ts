@@ -6,6 +6,7 @@ import senderStats from '../docs/examples/sender-stats.js'
 import { optionTable } from '../src/config/options.js'
 import { renderOptionsReference } from '../src/config/reference.js'
 import { knownPlugins } from '../src/svc.js'
+import { docCurlCommands, runDocCommand } from './support/doc-commands.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 const read = (path: string) => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8')
@@ -23,6 +24,20 @@ describe('README.md', () => {
     const root = new URL('..', import.meta.url)
     const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '--eval', snippet!], { cwd: root })
     expect(stdout.trim()).toBe('https://app.example/confirm?t=1')
+  })
+})
+
+describe('docs/rest.md', () => {
+  let t: TestSvc
+  beforeAll(async () => {
+    t = await startSvc()
+  })
+  afterAll(() => t.stop())
+
+  it('shows the answers its curl commands get', async () => {
+    const commands = docCurlCommands('rest.md')
+    expect(commands.length).toBeGreaterThan(0)
+    for (const { command, output } of commands) expect(await runDocCommand(command, t.baseUrl), command).toBe(output)
   })
 })
 

@@ -279,9 +279,9 @@ describe('invalid rules file', () => {
   it.each([
     ['not JSON', '{ allow: nope', /not valid JSON/],
     ['not an array', { allow: '*' }, /expected a JSON array/],
-    ['both allow and deny', [{ allow: '*', deny: 'x' }], /entry 0 must be/],
-    ['neither allow nor deny', [{ allow: '*' }, { permit: '*' }], /entry 1 must be/],
-    ['a pattern that is not a string', [{ deny: 42 }], /entry 0 must be/],
+    ['both allow and deny', [{ allow: '*', deny: 'x' }], /entry 1 must be/],
+    ['neither allow nor deny', [{ allow: '*' }, { permit: '*' }], /entry 2 must be/],
+    ['a pattern that is not a string', [{ deny: 42 }], /entry 1 must be/],
   ])('%s stops start-up with a ConfigError', async (_case, content, problem) => {
     const file = rulesFile(content)
     expect(() => loadRelayRules(file)).toThrow(problem)
@@ -348,6 +348,6 @@ describe('CLI (after npm run build)', () => {
     expect(result.code).toBe(2)
     const lines = result.stderr.trim().split('\n')
     expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(/^svc: --auto-relay-rules: .*rules-.*\.json: entry 1 must be/)
+    expect(lines[0]).toMatch(/^svc: --auto-relay-rules: .*rules-.*\.json: entry 2 must be/)
   })
 })

@@ -30,7 +30,7 @@ export function loadRelayRules(path: string): RelayRule[] {
     const key = keys[0]
     const pattern = key ? (entry as Record<string, unknown>)[key] : undefined
     if (keys.length !== 1 || (key !== 'allow' && key !== 'deny') || typeof pattern !== 'string') {
-      return fail(`entry ${index} must be { "allow": "<pattern>" } or { "deny": "<pattern>" }, got ${JSON.stringify(entry)}`)
+      return fail(`entry ${index + 1} must be { "allow": "<pattern>" } or { "deny": "<pattern>" }, got ${JSON.stringify(entry)}`)
     }
     return { [key]: pattern } as RelayRule
   })

@@ -4,6 +4,7 @@ import auth from './auth/index.js'
 import chaos from './chaos/index.js'
 import checks from './checks/index.js'
 import eviction from './eviction/index.js'
+import inboxes from './inboxes/index.js'
 import mcp from './mcp/index.js'
 import memory from './memory/index.js'
 import metrics from './metrics/index.js'
@@ -46,4 +47,4 @@ import './webhooks/index.js'
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */
-export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, persistence, eviction, retention, wait, relay, webhooks, metrics, api, chaos, socketio, mcp, checks, web]
+export const builtinPlugins: SvcPlugin[] = [memory, postgres, auth, inboxes, persistence, eviction, retention, wait, relay, webhooks, metrics, api, chaos, socketio, mcp, checks, web]

@@ -19,12 +19,33 @@ export type MailOrigin = 'smtp' | 'reload' | 'remote'
 
 /** What `mail:deleted` says of a removal. */
 export interface MailRemoval {
+  /** The inbox the message was removed from: a copy in another inbox stays. */
+  inbox: string
   id: string
   /**
    * True when another svc process sharing the storage removed it and this one
    * only heard of it: work done once per removal (a webhook) is left to that process.
    */
   remote?: boolean
+}
+
+/** What `mail:read` says: messages of one inbox changed read state. */
+export interface MailReading {
+  inbox: string
+  ids: string[]
+  /** True when they became read, false when unread again. */
+  read: boolean
+}
+
+/**
+ * Where a message goes, decided by `mail:route` handlers before it is kept:
+ * the inboxes they name, each a valid lower-case name (see `inboxName`);
+ * none means `default`.
+ */
+export interface MailRoute {
+  inboxes: string[]
+  /** The user name the SMTP client authenticated with, if it did. */
+  user?: string
 }
 
 /** The second argument of `mail:received` and `mail:accepted`: what came with the Email. */
@@ -72,6 +93,13 @@ export interface MailRejection {
  */
 export interface SvcHooks {
   /**
+   * A message came in over SMTP and was parsed, before it is kept: handlers
+   * name the inboxes it goes to in `route.inboxes`. A message kept in
+   * several inboxes is one copy in each, under the same id, each copy then
+   * going through `mail:received` and `mail:accepted` with its own `inbox`.
+   */
+  'mail:route': (email: Email, route: MailRoute) => void | Promise<void>
+  /**
    * A message was parsed and stored, before the SMTP client has its answer:
    * a handler that throws vetoes it (removed again, `451` to the client).
    */
@@ -81,9 +109,9 @@ export interface SvcHooks {
   /** A message sent over SMTP was refused after its DATA (too large, unparsable, not stored, vetoed by `smtp:data` or `mail:received`). */
   'mail:rejected': (rejection: MailRejection) => void | Promise<void>
   /** Messages went from unread to read (one, or every one by read-all). */
-  'mail:read': (event: { ids: string[]; read: boolean }) => void | Promise<void>
+  'mail:read': (event: MailReading) => void | Promise<void>
   /** Fields of a stored message changed after intake (`store.update`): a relay went out. */
-  'mail:updated': (event: { id: string; changes: EmailUpdate }) => void | Promise<void>
+  'mail:updated': (event: { inbox: string; id: string; changes: EmailUpdate }) => void | Promise<void>
   /** A message was removed, whatever the cause: a route, a tool, eviction, retention. */
   'mail:deleted': (event: MailRemoval) => void | Promise<void>
   /** Both listeners are up. */

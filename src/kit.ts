@@ -8,13 +8,13 @@ export { ConfigError, needTogether, type SvcConfig, type SvcOptions } from './co
 export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type OptionType, type OptionValues } from './config/options.js'
 export { unknownFlags } from './cli/args.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
-export { SmtpReplyError, type MailArrival, type MailOrigin, type MailRejection, type MailRemoval, type RejectionReason, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+export { SmtpReplyError, type MailArrival, type MailOrigin, type MailReading, type MailRejection, type MailRemoval, type MailRoute, type RejectionReason, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'
 export { PROBE_PATHS } from './http/probes.js'
 export type { ApiMethod, ApiResponse, ApiRouteMeta } from './http/route-doc.js'
-export type { RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
+export type { InboxAccess, RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
+export { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName, inboxNameSchema } from './inbox.js'
 export {
-  DEFAULT_INBOX,
   defineStorageDriver,
   storageScheme,
   InvalidRequestError,
@@ -23,6 +23,7 @@ export {
   SUMMARY_LIMIT_MAX,
   type AttachmentContent,
   type InboxCounts,
+  type InboxInfo,
   type IncomingMail,
   type KeptMail,
   type PageQuery,

@@ -6,7 +6,8 @@ import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
 import { limitConnections } from './connections.js'
-import { SmtpReplyError, type MailArrival, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+import { SmtpReplyError, type MailArrival, type MailRoute, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
@@ -18,10 +19,38 @@ import type { Email, Envelope } from './types.js'
 /** Sends a stored message to a real SMTP server, to `recipients` or to its own; a plugin provides it as the `relay` service. */
 export type RelayService = (email: Email, recipients?: string[]) => Promise<void>
 
+/** The programmatic calls on one inbox: `smtp.inbox(name)`. */
+export interface InboxAccess {
+  /** Every email of the inbox in full, in the order they were stored. */
+  getAllEmails(): Promise<Email[]>
+  getEmail(id: string): Promise<Email | undefined>
+  deleteEmail(id: string): Promise<boolean>
+  deleteAllEmails(): Promise<boolean>
+  /** Resolves how many were unread. */
+  markAllRead(): Promise<number>
+}
+
+function inboxAccess(store: MailStore): InboxAccess {
+  return {
+    async getAllEmails() {
+      const all: Email[] = []
+      for await (const email of store.emails()) all.push(email)
+      return all
+    },
+    getEmail: (id) => store.get(id),
+    deleteEmail: (id) => store.remove(id),
+    async deleteAllEmails() {
+      await store.removeAll()
+      return true
+    },
+    markAllRead: () => store.markAllRead(),
+  }
+}
+
 /** Events of the programmatic interface. */
 export interface SmtpIntakeEvents {
   new: [email: Email]
-  delete: [event: { id: string }]
+  delete: [event: { inbox: string; id: string }]
   error: [error: Error]
   close: []
 }
@@ -65,6 +94,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   /** Wrong AUTH per client address: a burst, then 421 until the address may try again. */
   private readonly logins: LoginThrottle
   private closing = false
+  /** Any user name logs in (see acceptAnyUser). */
+  private anyUser = false
 
   constructor(
     private readonly config: SvcConfig,
@@ -108,6 +139,17 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     })
   }
 
+  /**
+   * Offers AUTH PLAIN and LOGIN, optional, and takes any user name, for a
+   * plugin that reads the name (`route.user` of `mail:route`); the password
+   * is checked only when `--incoming-pass` is set, and then every user must give it.
+   */
+  acceptAnyUser(): void {
+    this.anyUser = true
+    this.server.options.authOptional = true
+    this.server.options.disabledCommands = []
+  }
+
   /** The port SMTP listens on, once listening. */
   get port(): number {
     return (this.server.server.address() as AddressInfo | null)?.port ?? 0
@@ -146,11 +188,16 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
   }
 
-  /** Every stored email in full, in the order they were stored. */
-  async getAllEmails(): Promise<Email[]> {
-    const all: Email[] = []
-    for await (const email of this.store.emails()) all.push(email)
-    return all
+  /** The calls below on one inbox; throws for a name that is not one. */
+  inbox(name: string): InboxAccess {
+    const valid = inboxName(name)
+    if (!valid) throw new Error(`${JSON.stringify(name)} is not an inbox name: ${INBOX_NAME_RULE}`)
+    return inboxAccess(this.store.inbox(valid))
+  }
+
+  /** Every email of `default` in full, in the order they were stored. */
+  getAllEmails(): Promise<Email[]> {
+    return this.inbox(DEFAULT_INBOX).getAllEmails()
   }
 
   getEmail(id: string): Promise<Email | undefined> {
@@ -163,13 +210,12 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     return byteStream(raw)
   }
 
-  async deleteEmail(id: string): Promise<boolean> {
+  deleteEmail(id: string): Promise<boolean> {
     return this.store.remove(id)
   }
 
-  async deleteAllEmails(): Promise<boolean> {
-    await this.store.removeAll()
-    return true
+  deleteAllEmails(): Promise<boolean> {
+    return this.inbox(DEFAULT_INBOX).deleteAllEmails()
   }
 
   /** `filename` is an attachment's generatedFileName or filename. */
@@ -186,7 +232,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     await relay(email, recipients)
   }
 
-  async markAllRead(): Promise<number> {
+  markAllRead(): Promise<number> {
     return this.store.markAllRead()
   }
 
@@ -218,8 +264,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
         // 421 closes the connection: a guesser reconnects, and is refused again until its wait is over.
         if (wait > 0) return callback(new SmtpReplyError(421, `Too many failed logins, from ${address} or from all together, try again in ${wait} s`))
         // Both compared, always, so the time taken does not tell which one was wrong.
-        const user = safeEqual(auth.username ?? '', config.incomingUser)
-        const pass = safeEqual(auth.password ?? '', config.incomingPass)
+        const user = this.anyUser || safeEqual(auth.username ?? '', config.incomingUser)
+        const pass = this.anyUser && !config.incomingPass ? true : safeEqual(auth.password ?? '', config.incomingPass)
         if (user && pass) {
           this.logins.succeeded(address)
           const username = auth.username ?? ''
@@ -244,7 +290,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
           .then(({ id, accepted }) => {
             // The id in the reply is the REST id: clients that log the reply can fetch the message by it.
             callback(null, `Message queued as ${id}`)
-            accepted()
+            void accepted()
           })
           .catch((error: Error) => {
             callback(error)
@@ -293,8 +339,8 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     return (this.server as unknown as { connections: Set<unknown> }).connections.size
   }
 
-  /** Takes one message in; resolves its id once it is kept, and what to run once the client has its `250`. */
-  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => void }> {
+  /** Takes one message in; resolves its id once it is kept in every inbox it goes to, and what to run once the client has its `250`. */
+  private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => Promise<void> }> {
     const data = await readData(stream)
     if (!data) throw new MessageRefusal('too-large', 552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
     try {
@@ -315,24 +361,44 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       this.logger.warn(`Refused a message that is not an e-mail message: ${refusal}`)
       throw new MessageRefusal('not-a-message', 554, `Not an e-mail message: ${refusal}`)
     }
-    try {
-      await this.store.add(mail)
-    } catch (error) {
-      // Nothing is acknowledged that the storage did not keep: the client sends it again later.
-      this.logger.error(`Could not store message: ${(error as Error).message}`)
-      throw new MessageRefusal('storage-failed', 451, 'Could not store the message, try again later')
+    const route: MailRoute = { inboxes: [], user: typeof session.user === 'string' ? session.user : undefined }
+    await this.hooks.callHook('mail:route', email, route)
+    const copies = [...new Set(route.inboxes.length > 0 ? route.inboxes : [DEFAULT_INBOX])].map((inbox) => ({ ...email, inbox }))
+    const kept: Email[] = []
+    /** Takes back the copies kept so far: nothing is acknowledged that was not kept whole. */
+    const takeBack = () =>
+      Promise.all(
+        kept.map((copy) =>
+          this.store
+            .inbox(copy.inbox)
+            .remove(copy.id)
+            .catch((removal: Error) => this.logger.error(`Could not take back message ${copy.id}: ${removal.message}`)),
+        ),
+      )
+    for (const copy of copies) {
+      try {
+        await this.store.inbox(copy.inbox).add({ ...mail, email: copy })
+        kept.push(copy)
+      } catch (error) {
+        await takeBack()
+        // Nothing is acknowledged that the storage did not keep: the client sends it again later.
+        this.logger.error(`Could not store message: ${(error as Error).message}`)
+        throw new MessageRefusal('storage-failed', 451, 'Could not store the message, try again later')
+      }
     }
     const arrival: MailArrival = { raw, origin: 'smtp' }
     try {
-      await this.hooks.callHook('mail:received', email, arrival)
+      for (const copy of copies) await this.hooks.callHook('mail:received', copy, arrival)
     } catch (error) {
       // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
-      await this.store.remove(email.id).catch((removal: Error) => this.logger.error(`Could not take back message ${email.id}: ${removal.message}`))
+      await takeBack()
       this.logger.error(`Could not accept message: ${(error as Error).message}`)
       throw new MessageRefusal('vetoed', 451, 'Could not store the message, try again later')
     }
-    const accepted = () => {
-      Promise.resolve(this.hooks.callHook('mail:accepted', email, arrival)).catch((error: Error) => this.logger.error(`A mail:accepted handler failed: ${error.message}`))
+    const accepted = async () => {
+      for (const copy of copies) {
+        await Promise.resolve(this.hooks.callHook('mail:accepted', copy, arrival)).catch((error: Error) => this.logger.error(`A mail:accepted handler failed: ${error.message}`))
+      }
     }
     return { id: email.id, accepted }
   }

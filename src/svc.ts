@@ -8,7 +8,7 @@ import { registerProbes } from './http/probes.js'
 import { createLogger } from './logger.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
 import { SmtpIntake } from './smtp.js'
-import { DEFAULT_INBOX, storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
+import { storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
 import { createMailStore, type MailStore } from './storage/store.js'
 
 /** What `start()` resolves. */
@@ -112,14 +112,16 @@ export class Svc {
    */
   private async relayChange(change: StorageChange): Promise<void> {
     try {
+      const key = (id: string) => `${change.inbox}/${id}`
       if (change.type === 'removed') {
-        if (!this.unseenRemoteMail.delete(change.id)) await this.hooks.callHook('mail:deleted', { id: change.id, remote: true })
-      } else if (change.type === 'read' || change.type === 'unread') await this.hooks.callHook('mail:read', { ids: change.ids, read: change.type === 'read' })
+        if (!this.unseenRemoteMail.delete(key(change.id))) await this.hooks.callHook('mail:deleted', { inbox: change.inbox, id: change.id, remote: true })
+      } else if (change.type === 'read' || change.type === 'unread') await this.hooks.callHook('mail:read', { inbox: change.inbox, ids: change.ids, read: change.type === 'read' })
       else {
-        const [email, raw] = await Promise.all([this.store.get(change.id), this.store.raw(change.id)])
+        const store = this.store.inbox(change.inbox)
+        const [email, raw] = await Promise.all([store.get(change.id), store.raw(change.id)])
         if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })
         else {
-          this.unseenRemoteMail.add(change.id)
+          this.unseenRemoteMail.add(key(change.id))
           // A message this process removed itself is never announced back, so its id stays; keep the newest only.
           if (this.unseenRemoteMail.size > UNSEEN_REMOTE_LIMIT) this.unseenRemoteMail.delete(this.unseenRemoteMail.values().next().value!)
         }
@@ -160,5 +162,5 @@ function createDriver(config: SvcConfig, plugins: SvcPlugin[]): StorageDriver {
     const known = [...offered.keys()].join(', ') || 'none: is the memory plugin disabled?'
     throw new ConfigError([`--storage: no storage driver for "${scheme}" (known: ${known})`])
   }
-  return factory({ url: config.storage, inbox: DEFAULT_INBOX })
+  return factory({ url: config.storage })
 }

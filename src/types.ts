@@ -30,6 +30,8 @@ export interface Envelope {
 /** The full record of one caught message. */
 export interface Email {
   id: string
+  /** The inbox this copy is kept in (`default` unless routing named another). */
+  inbox: string
   /** Time of receipt, ISO 8601. */
   time: string
   read: boolean
@@ -67,6 +69,7 @@ export type EmailBody = Omit<Email, keyof EmailSummary>
 /** The bounded projection of an Email used by listings and live events. */
 export interface EmailSummary {
   id: string
+  inbox: string
   time: string
   read: boolean
   subject: string

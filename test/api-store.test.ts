@@ -15,6 +15,7 @@ function syntheticEmail(n: number): Email {
   const time = new Date(START + n * 1000).toISOString()
   const email = {
     id: `m${n}`,
+    inbox: 'default',
     time,
     read: n % 3 === 0,
     subject: `Subject ${n}`,

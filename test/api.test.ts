@@ -39,7 +39,7 @@ describe('GET /api/email/summary', () => {
     expect(subjects(page.items)).toEqual(['Gamma', 'Beta', 'Alpha report'])
     expect(page).toMatchObject({ total: 3, storeTotal: 3, unread: 3, skip: 0, limit: 50 })
     const item = page.items[2]!
-    expect(Object.keys(item).sort()).toEqual(['attachmentCount', 'from', 'id', 'preview', 'read', 'size', 'sizeHuman', 'subject', 'time', 'to'])
+    expect(Object.keys(item).sort()).toEqual(['attachmentCount', 'from', 'id', 'inbox', 'preview', 'read', 'size', 'sizeHuman', 'subject', 'time', 'to'])
     expect(item).toMatchObject({ id: ids.alpha, read: false, preview: 'First body mentions Zebra', attachmentCount: 0 })
   })
 

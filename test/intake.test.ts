@@ -51,7 +51,7 @@ afterAll(() => t.stop())
 describe('the Email record of a realistic message', () => {
   it('has exactly the fields of spec.md, with their types', () => {
     expect(Object.keys(email).sort()).toEqual(
-      ['attachments', 'cc', 'date', 'envelope', 'from', 'headers', 'html', 'id', 'priority', 'read', 'size', 'sizeHuman', 'subject', 'text', 'time', 'to'].sort(),
+      ['attachments', 'cc', 'date', 'envelope', 'from', 'headers', 'html', 'id', 'inbox', 'priority', 'read', 'size', 'sizeHuman', 'subject', 'text', 'time', 'to'].sort(),
     )
     expect(email.id).toMatch(/^[A-Za-z0-9_-]{8,24}$/)
     expect(isoTimestamp(email.time)).toBe(true)
@@ -143,6 +143,7 @@ describe('the Email record of a realistic message', () => {
     const summary = await t.svc.store.summary(email.id)
     expect(summary).toEqual({
       id: email.id,
+      inbox: 'default',
       time: email.time,
       read: false,
       subject: email.subject,

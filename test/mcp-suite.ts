@@ -79,7 +79,7 @@ export function describeMcpContract(harness: () => McpHarness): void {
       ).id
     })
 
-    it('lists the ten tools with every parameter described', async () => {
+    it('lists the eleven tools with every parameter described', async () => {
       const { tools } = await h.client.listTools()
       expect(tools.map((tool) => tool.name).sort()).toEqual(
         [
@@ -91,6 +91,7 @@ export function describeMcpContract(harness: () => McpHarness): void {
           'svc_get_attachment',
           'svc_get_email',
           'svc_get_latest_email',
+          'svc_list_inboxes',
           'svc_search_emails',
           'svc_wait_for_email',
         ].sort(),
@@ -103,15 +104,17 @@ export function describeMcpContract(harness: () => McpHarness): void {
       }
       const schemaOf = (name: string) => tools.find((tool) => tool.name === name)!.inputSchema.properties as Record<string, any>
       expect(Object.keys(schemaOf('svc_search_emails')).sort()).toEqual(
-        ['from', 'hasAttachment', 'isUnread', 'limit', 'query', 'since', 'subject', 'to', 'until'].sort(),
+        ['from', 'hasAttachment', 'inbox', 'isUnread', 'limit', 'query', 'since', 'subject', 'to', 'until'].sort(),
       )
       expect(schemaOf('svc_search_emails').limit.default).toBe(20)
       expect(schemaOf('svc_get_latest_email').count.default).toBe(1)
-      expect(Object.keys(schemaOf('svc_get_attachment')).sort()).toEqual(['emailId', 'filename'])
-      expect(Object.keys(schemaOf('svc_wait_for_email')).sort()).toEqual(['bodyLength', 'from', 'query', 'since', 'subject', 'timeout', 'to'])
+      expect(Object.keys(schemaOf('svc_get_attachment')).sort()).toEqual(['emailId', 'filename', 'inbox'])
+      expect(Object.keys(schemaOf('svc_wait_for_email')).sort()).toEqual(['bodyLength', 'from', 'inbox', 'query', 'since', 'subject', 'timeout', 'to'])
       expect(schemaOf('svc_wait_for_email').timeout.default).toBe(30000)
-      expect(Object.keys(schemaOf('svc_extract_links')).sort()).toEqual(['contains', 'id'])
-      expect(Object.keys(schemaOf('svc_get_email')).sort()).toEqual(['bodyLength', 'bodyOffset', 'id'])
+      expect(Object.keys(schemaOf('svc_extract_links')).sort()).toEqual(['contains', 'id', 'inbox'])
+      expect(Object.keys(schemaOf('svc_get_email')).sort()).toEqual(['bodyLength', 'bodyOffset', 'id', 'inbox'])
+      expect(Object.keys(schemaOf('svc_check_html')).sort()).toEqual(['id', 'inbox', 'platforms'])
+      expect(Object.keys(schemaOf('svc_check_links')).sort()).toEqual(['id', 'inbox'])
     })
 
     it('searches by free text, sender, recipient and subject', async () => {

@@ -51,7 +51,7 @@ describe('built-in plugins are written as a user would write them', () => {
   })
 })
 
-describeStorageDriver('map (docs/examples/map-storage.ts)', () => mapDriver({ url: 'map:', inbox: 'default' }))
+describeStorageDriver('map (docs/examples/map-storage.ts)', () => mapDriver({ url: 'map:' }))
 
 describe('a storage driver offered by a plugin', () => {
   let t: TestSvc

@@ -161,13 +161,13 @@ describe('changing', () => {
     expect(await instance.smtp.markAllRead()).toBe(0)
   })
 
-  it('deleteEmail removes one email and emits `delete` with { id }', async () => {
+  it('deleteEmail removes one email and emits `delete` with { inbox, id }', async () => {
     const { email } = await send(message('to delete'))
     const deleted: unknown[] = []
     instance.smtp.on('delete', (event) => deleted.push(event))
     expect(await instance.smtp.deleteEmail(email.id)).toBe(true)
     expect(await instance.smtp.getEmail(email.id)).toBeUndefined()
-    expect(deleted).toEqual([{ id: email.id }])
+    expect(deleted).toEqual([{ inbox: 'default', id: email.id }])
     expect(await instance.smtp.deleteEmail(email.id)).toBe(false)
     expect(deleted).toHaveLength(1)
     instance.smtp.removeAllListeners('delete')

@@ -15,6 +15,7 @@ function email(n: number, bodyWords = 40): Email {
   const text = Array.from({ length: bodyWords }, (_, i) => WORDS[(n * 7 + i * 3) % WORDS.length]).join(' ') + ` ref-${n}`
   return {
     id: `m${n}`,
+    inbox: 'default',
     time,
     read: false,
     subject: `Message ${n}`,

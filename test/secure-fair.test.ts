@@ -16,6 +16,7 @@ function email(n: number): Email {
   const text = `Order ${n}: ${'lorem ipsum dolor sit amet '.repeat(60)}`
   return {
     id: `fair${n}`,
+    inbox: 'default',
     time,
     read: false,
     subject: `Order ${n}`,

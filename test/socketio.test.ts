@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { io, type Socket, type SocketOptions, type ManagerOptions } from 'socket.io-client'
 import { startSvc, type TestSvc } from './support/svc.js'
 
-const SUMMARY_KEYS = ['attachmentCount', 'from', 'id', 'preview', 'read', 'sizeHuman', 'size', 'subject', 'time', 'to'].sort()
+const SUMMARY_KEYS = ['attachmentCount', 'from', 'id', 'inbox', 'preview', 'read', 'sizeHuman', 'size', 'subject', 'time', 'to'].sort()
 
 const sockets: Socket[] = []
 afterEach(() => {
@@ -61,13 +61,13 @@ describe('events', () => {
     expect(payload!.from).toEqual([{ address: 'sender@example.com', name: 'Sender' }])
   })
 
-  it('sends deleteMail with exactly { id } for a single delete', async () => {
+  it('sends deleteMail with exactly { inbox, id } for a single delete', async () => {
     const { id } = await t.send({ subject: 'One' })
     const socket = connect(t.baseUrl)
     await connected(socket)
     const deleted = record<unknown>(socket, 'deleteMail')
     expect((await t.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
-    expect(await until(deleted, 1)).toEqual([{ id }])
+    expect(await until(deleted, 1)).toEqual([{ inbox: 'default', id }])
   })
 
   it('sends deleteMail for each id of a bulk delete', async () => {
@@ -82,7 +82,7 @@ describe('events', () => {
       body: JSON.stringify({ ids: [a.id, 'no-such-id', b.id] }),
     })
     expect(response.status).toBe(200)
-    expect(await until(deleted, 2)).toEqual([{ id: a.id }, { id: b.id }])
+    expect(await until(deleted, 2)).toEqual([{ inbox: 'default', id: a.id }, { inbox: 'default', id: b.id }])
   })
 
   it('sends deleteMail for every message on delete-all', async () => {
@@ -92,7 +92,7 @@ describe('events', () => {
     await connected(socket)
     const deleted = record<unknown>(socket, 'deleteMail')
     expect((await t.api('/api/email/all', { method: 'DELETE' })).status).toBe(200)
-    expect(await until(deleted, 2)).toEqual(ids.map((id) => ({ id })))
+    expect(await until(deleted, 2)).toEqual(ids.map((id) => ({ inbox: 'default', id })))
   })
 
   it('sends readMail once per change of read state, naming what changed; PATCH /unread marks unread again', async () => {
@@ -154,7 +154,7 @@ describe('with eviction', () => {
     await connected(socket)
     const deleted = record<unknown>(socket, 'deleteMail')
     await t.send({ subject: 'Newest' })
-    expect(await until(deleted, 1)).toEqual([{ id: first.id }])
+    expect(await until(deleted, 1)).toEqual([{ inbox: 'default', id: first.id }])
   })
 })
 

@@ -3,6 +3,7 @@ import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { postgresDriver } from '../plugins/postgres/index.js'
 import { SCHEMA_VERSION } from '../plugins/postgres/schema.js'
 import type { StorageChange, StorageDriver } from '../src/storage/driver.js'
+import type { Email } from '../src/types.js'
 import { describeStorageDriver } from './storage-suite.js'
 import { freshDatabase } from './support/postgres.js'
 import { syntheticEmail as email } from './support/storage.js'
@@ -16,25 +17,33 @@ beforeAll(async () => {
   url = await freshDatabase()
 })
 
-// One database for the file; every test its own inbox in it, so each starts empty.
-describeStorageDriver('postgres', () => postgresDriver({ url, inbox: `suite-${inboxes++}` }))
+// One database for the suite, emptied before each of its tests.
+describeStorageDriver('postgres', async () => {
+  const sql = postgres(url, { max: 1, onnotice: () => {} })
+  try {
+    await sql`DO $$ BEGIN IF to_regclass('svc_mail') IS NOT NULL THEN TRUNCATE svc_mail, svc_counts; END IF; END $$`
+  } finally {
+    await sql.end()
+  }
+  return postgresDriver({ url })
+})
 
 describe('the postgres driver', () => {
   const opened: StorageDriver[] = []
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
   })
-  async function open(options: { url?: string; inbox?: string } = {}): Promise<StorageDriver> {
-    const driver = postgresDriver({ url: options.url ?? url, inbox: options.inbox ?? `own-${inboxes++}` })
+  async function open(options: { url?: string } = {}): Promise<StorageDriver> {
+    const driver = postgresDriver({ url: options.url ?? url })
     opened.push(driver)
     await driver.init!()
     return driver
   }
-  const add = (driver: StorageDriver, mail = email(`m${inboxes++}`, 0)) => driver.add({ email: mail, raw: Buffer.from(`raw ${mail.id}`) })
+  const add = (driver: StorageDriver, inbox: string, mail: Email) => driver.add(inbox, { email: mail, raw: Buffer.from(`raw ${mail.id}`) })
 
   it('creates its schema once when several instances start on an empty database at once', async () => {
     const empty = await freshDatabase()
-    await Promise.all(Array.from({ length: 4 }, () => open({ url: empty, inbox: 'shared' })))
+    await Promise.all(Array.from({ length: 4 }, () => open({ url: empty })))
     const sql = postgres(empty, { max: 1 })
     try {
       expect(await sql`SELECT version FROM svc_schema ORDER BY version`).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 })))
@@ -48,31 +57,34 @@ describe('the postgres driver', () => {
 
   it('tells one instance of what another changed, never of its own changes', async () => {
     const inbox = `watched-${inboxes++}`
-    const [here, there, elsewhere] = [await open({ inbox }), await open({ inbox }), await open()]
+    const [here, there] = [await open(), await open()]
     const heard: StorageChange[] = []
     const own: StorageChange[] = []
     there.watch!((change) => heard.push(change))
     here.watch!((change) => own.push(change))
-    elsewhere.watch!((change) => own.push(change))
-    await add(here, email('w1', 0))
-    await add(here, email('w2', 1))
-    await here.markRead('w1')
-    await here.markAllRead()
-    await here.remove('w1')
-    await expect.poll(() => heard.length).toBe(5)
+    await add(here, inbox, email('w1', 0))
+    await add(here, inbox, email('w2', 1))
+    await add(here, 'other', email('w1', 2))
+    await here.markRead(inbox, 'w1')
+    await here.markAllRead(inbox)
+    await here.remove(inbox, 'w1')
+    await expect.poll(() => heard.length).toBe(6)
     expect(heard).toEqual([
-      { type: 'added', id: 'w1' },
-      { type: 'added', id: 'w2' },
-      { type: 'read', ids: ['w1'] },
-      { type: 'read', ids: ['w2'] },
-      { type: 'removed', id: 'w1' },
+      { type: 'added', inbox, id: 'w1' },
+      { type: 'added', inbox, id: 'w2' },
+      { type: 'added', inbox: 'other', id: 'w1' },
+      { type: 'read', inbox, ids: ['w1'] },
+      { type: 'read', inbox, ids: ['w2'] },
+      { type: 'removed', inbox, id: 'w1' },
     ])
     expect(own).toEqual([])
-    expect(await there.counts()).toEqual({ total: 1, unread: 0 })
+    expect(await there.counts(inbox)).toEqual({ total: 1, unread: 0 })
+    expect(await there.counts('other')).toEqual({ total: 1, unread: 1 })
   })
 
   it('answers every operator of the search syntax in SQL', async () => {
     const driver = await open()
+    const inbox = `search-${inboxes++}`
     const mails = [
       email('invoice', 0, { subject: 'Your INVOICE', to: [{ address: 'billing@example.com', name: 'Billing' }], size: 5000 }),
       email('cc', 60, { cc: [{ address: 'boss@corp.test', name: 'The Boss' }], text: '100% off_sale today' }),
@@ -81,9 +93,9 @@ describe('the postgres driver', () => {
         attachments: [{ filename: 'Report.PDF', generatedFileName: 'Report.PDF', contentType: 'application/pdf', contentDisposition: 'attachment', contentId: '', size: 10, inline: false }],
       }),
     ]
-    for (const mail of mails) await add(driver, mail)
-    await driver.markRead('cc')
-    const ids = async (search: string) => (await driver.page({ search, sort: 'asc' })).items.map((item) => item.id)
+    for (const mail of mails) await add(driver, inbox, mail)
+    await driver.markRead(inbox, 'cc')
+    const ids = async (search: string) => (await driver.page(inbox, { search, sort: 'asc' })).items.map((item) => item.id)
     expect(await ids('invoice')).toEqual(['invoice'])
     expect(await ids('-invoice')).toEqual(['cc', 'bcc'])
     expect(await ids('from:sender')).toEqual(['invoice', 'cc', 'bcc'])
@@ -106,7 +118,7 @@ describe('the postgres driver', () => {
     expect(await ids('off_sale')).toEqual(['cc'])
     expect(await ids('of%sale')).toEqual([])
     expect(await ids('o_f')).toEqual([])
-    expect((await driver.page({ search: 'from:sender is:unread', limit: 1 })).total).toBe(2)
+    expect((await driver.page(inbox, { search: 'from:sender is:unread', limit: 1 })).total).toBe(2)
   })
 
   it('counts the inline parts of mail a 3.1 database kept apart once it is upgraded', async () => {
@@ -114,7 +126,7 @@ describe('the postgres driver', () => {
     const logo = { filename: 'logo.png', generatedFileName: 'logo.png', contentType: 'image/png', contentDisposition: 'inline', contentId: '<Logo@Shop>', size: 10, inline: true }
     const notes = { filename: 'notes.txt', generatedFileName: 'notes.txt', contentType: 'text/plain', contentDisposition: 'attachment', contentId: '', size: 5, inline: false }
     const branded = email('branded', 0, { html: '<img src="CID:logo@shop">', attachments: [logo, notes] })
-    await add(await open({ url: db, inbox: 'kept' }), branded)
+    await add(await open({ url: db }), 'kept', branded)
     await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
     // What 3.1 wrote: every part counted, no inline flag, the schema of its one step.
     const sql = postgres(db, { max: 1, onnotice: () => {} })
@@ -126,19 +138,11 @@ describe('the postgres driver', () => {
     } finally {
       await sql.end()
     }
-    const upgraded = await open({ url: db, inbox: 'kept' })
-    expect((await upgraded.page({})).items[0]).toMatchObject({ id: 'branded', attachmentCount: 1 })
-    expect((await upgraded.page({ search: 'has:inline' })).total).toBe(1)
-    expect((await upgraded.page({ search: 'has:attachment' })).total).toBe(1)
-    expect((await upgraded.page({ search: '-has:inline' })).total).toBe(0)
-    expect((await upgraded.get('branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
-  })
-
-  it('keeps inboxes apart in one database', async () => {
-    const [one, two] = [await open(), await open()]
-    await add(one, email('only-one', 0))
-    expect(await two.has('only-one')).toBe(false)
-    expect(await two.counts()).toEqual({ total: 0, unread: 0 })
-    expect((await two.page({})).items).toEqual([])
+    const upgraded = await open({ url: db })
+    expect((await upgraded.page('kept', {})).items[0]).toMatchObject({ id: 'branded', attachmentCount: 1 })
+    expect((await upgraded.page('kept', { search: 'has:inline' })).total).toBe(1)
+    expect((await upgraded.page('kept', { search: 'has:attachment' })).total).toBe(1)
+    expect((await upgraded.page('kept', { search: '-has:inline' })).total).toBe(0)
+    expect((await upgraded.get('kept', 'branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
   })
 })

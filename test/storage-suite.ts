@@ -11,8 +11,9 @@ import { keptMail, storedIds, syntheticEmail as email, type ContentReads } from 
 
 /**
  * The storage contract (src/storage/driver.ts), the same tests for every
- * driver: `create` gives a fresh, empty driver for one inbox. Run through
- * the kernel's store, so the hooks every change fires are checked too.
+ * driver: `create` gives a fresh driver over empty storage. Run through
+ * the kernel's store (`default`'s, and others by `store.inbox(name)`), so
+ * the hooks every change fires are checked too.
  */
 export function describeStorageDriver(name: string, create: () => StorageDriver | Promise<StorageDriver>): void {
   describe(`storage driver ${name}`, () => {
@@ -21,15 +22,24 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
     let deleted: string[]
     let read: string[]
     let updated: string[]
+    /** `inbox/id` of every removal and read, whichever inbox. */
+    let events: string[]
 
     beforeEach(async () => {
       const hooks = createSvcHooks()
       deleted = []
       read = []
       updated = []
-      hooks.hook('mail:deleted', ({ id }) => void deleted.push(id))
-      hooks.hook('mail:read', ({ ids }) => void read.push(...ids))
       hooks.hook('mail:updated', ({ id }) => void updated.push(id))
+      events = []
+      hooks.hook('mail:deleted', ({ inbox, id }) => {
+        if (inbox === 'default') deleted.push(id)
+        events.push(`deleted ${inbox}/${id}`)
+      })
+      hooks.hook('mail:read', ({ inbox, ids }) => {
+        if (inbox === 'default') read.push(...ids)
+        events.push(...ids.map((id) => `read ${inbox}/${id}`))
+      })
       driver = await create()
       await driver.init?.()
       store = createMailStore(driver, hooks)
@@ -141,6 +151,7 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         expect((await store.raw('e1'))!.toString()).toBe('raw e1')
         expect(await store.summary('e1')).toEqual({
           id: 'e1',
+          inbox: 'default',
           time: '2024-01-01T00:01:00.000Z',
           read: false,
           subject: 'subject e1',
@@ -208,7 +219,7 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         const parsed = await parseEmail({ raw, envelope: email('x', 0).envelope, id: 'img', time: new Date('2024-02-01T00:00:00Z') })
         await store.add({ email: parsed, raw })
         let sourceReads = 0
-        const counting = createMailStore({ ...driver, raw: (id) => (sourceReads++, driver.raw(id)) }, createSvcHooks())
+        const counting = createMailStore({ ...driver, raw: (inbox, id) => (sourceReads++, driver.raw(inbox, id)) }, createSvcHooks())
         const found = await counting.attachments('img', ['c.png', 'nope.png', 'a.png', 'b.png'])
         expect(found.map((entry) => entry?.content.toString())).toEqual(['c.png', undefined, 'a.png', 'b.png'])
         expect(found[0]).toMatchObject({ contentType: 'image/png', attachment: { filename: 'c.png' } })
@@ -440,6 +451,70 @@ export function describeStorageDriver(name: string, create: () => StorageDriver 
         await own.add({ email: email('gone', 0), raw: Buffer.from('') })
         await own.remove('gone')
         expect(seen).toEqual([false])
+      })
+    })
+
+    describe('inboxes', () => {
+      it('keeps one id in several inboxes, each copy with its own read state, counts and removal', async () => {
+        const [team, app] = [store.inbox('team'), store.inbox('app')]
+        await add(email('same', 0))
+        await team.add({ email: email('same', 0), raw: Buffer.from('raw same') })
+        await team.add({ email: email('other', 1), raw: Buffer.from('raw other') })
+        expect(await team.counts()).toEqual({ total: 2, unread: 2 })
+        expect(await app.counts()).toEqual({ total: 0, unread: 0 })
+        expect((await team.get('same'))!.inbox).toBe('team')
+        expect((await store.get('same'))!.inbox).toBe('default')
+        expect((await team.page()).items.map((item) => [item.id, item.inbox])).toEqual([
+          ['other', 'team'],
+          ['same', 'team'],
+        ])
+        expect(await team.markRead('same')).toBe(true)
+        expect((await store.summary('same'))!.read).toBe(false)
+        expect(await counts()).toEqual({ total: 1, unread: 1 })
+        expect(await store.markAllRead()).toBe(1)
+        expect(await team.counts()).toEqual({ total: 2, unread: 1 })
+        expect(await team.remove('same')).toBe(true)
+        expect(await store.has('same')).toBe(true)
+        expect(await team.has('same')).toBe(false)
+        expect(events).toEqual(['read team/same', 'read default/same', 'deleted team/same'])
+        await expect(team.add({ email: email('other', 2), raw: Buffer.from('') })).rejects.toThrow(/other/)
+      })
+
+      it('reads an inbox it never held as empty, never as an error', async () => {
+        const none = store.inbox('nobody')
+        expect(await none.page({ search: 'from:x' })).toMatchObject({ items: [], total: 0, storeTotal: 0, unread: 0 })
+        expect(await none.get('e0')).toBeUndefined()
+        expect(await none.raw('e0')).toBeUndefined()
+        expect(await none.markRead('e0')).toBe(false)
+        expect(await none.markAllRead()).toBe(0)
+        expect(await none.remove('e0')).toBe(false)
+        expect(await none.oldest(5)).toEqual([])
+        expect(await none.removeAll()).toEqual([])
+        expect(await storedIds(none)).toEqual([])
+      })
+
+      it('lists every inbox with counts and newest message: default first, then newest first, empty ones once removed', async () => {
+        expect(await store.inboxes()).toEqual([{ name: 'default', total: 0, unread: 0, newest: null }])
+        await store.inbox('old').add({ email: email('a', 1), raw: Buffer.from('a') })
+        await store.inbox('old').add({ email: email('b', 2, { read: true }), raw: Buffer.from('b') })
+        await store.inbox('new').add({ email: email('c', 30), raw: Buffer.from('c') })
+        await add(email('d', 0))
+        store.declaredInboxes.add('configured')
+        expect(await store.inboxes()).toEqual([
+          { name: 'default', total: 1, unread: 1, newest: email('d', 0).time },
+          { name: 'new', total: 1, unread: 1, newest: email('c', 30).time },
+          { name: 'old', total: 2, unread: 1, newest: email('b', 2).time },
+          { name: 'configured', total: 0, unread: 0, newest: null },
+        ])
+        expect(await store.inbox('new').removeAll()).toEqual(['c'])
+        expect((await store.inboxes()).map((info) => info.name)).toEqual(['default', 'old', 'configured'])
+      })
+
+      it('restores kept mail into the inbox it is given', async () => {
+        await store.inbox('kept').restore(keptMail(email('k', 0), Buffer.from('raw k')))
+        expect((await store.inbox('kept').summary('k'))!.inbox).toBe('kept')
+        expect((await store.inbox('kept').get('k'))!.inbox).toBe('kept')
+        expect(await store.has('k')).toBe(false)
       })
     })
   })

@@ -79,7 +79,7 @@ describe('webhook payloads', () => {
     expect(arrival!.headers['content-type']).toBe('application/json')
     expect(arrival!.headers['x-svc-event']).toBe('mail:received')
     expect(arrival!.headers['x-svc-delivery']).toMatch(/^[0-9a-f-]{36}$/)
-    expect(json(arrival!.body)).toEqual({ event: 'mail:received', email: summary })
+    expect(json(arrival!.body)).toEqual({ event: 'mail:received', inbox: 'default', email: summary })
     expect(json(arrival!.body).email).toMatchObject({ id, subject: 'Welcome aboard', read: false })
 
     expect(verifySignature('team secret', arrival!.body, arrival!.headers['x-svc-signature'])).toBe(true)
@@ -92,7 +92,7 @@ describe('webhook payloads', () => {
 
     expect((await svc.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
     const [, removal] = await signed.waitFor(2)
-    expect(json(removal!.body)).toEqual({ event: 'mail:deleted', email: { id } })
+    expect(json(removal!.body)).toEqual({ event: 'mail:deleted', inbox: 'default', email: { inbox: 'default', id } })
     expect(removal!.headers['x-svc-event']).toBe('mail:deleted')
     expect(verifySignature('team secret', removal!.body, removal!.headers['x-svc-signature'])).toBe(true)
 
@@ -134,7 +134,7 @@ describe('once per message across svc processes sharing storage', () => {
     const raw = (await svc.svc.store.raw(id))!
     // What the kernel hears from another process: its arrivals and removals, relayed to this one's hooks.
     await svc.svc.hooks.callHook('mail:accepted', { ...email, id: 'elsewhere' }, { raw, origin: 'remote' })
-    await svc.svc.hooks.callHook('mail:deleted', { id: 'elsewhere', remote: true })
+    await svc.svc.hooks.callHook('mail:deleted', { inbox: 'default', id: 'elsewhere', remote: true })
     expect((await svc.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
     // One webhook's deliveries go in order: had the remote events been sent, they would sit before the removal.
     await target.waitFor(2)

@@ -1,9 +1,9 @@
-import { HTTPError, type H3 } from 'h3'
+import { HTTPError } from 'h3'
 import { z } from 'zod'
 import { bareContentId, extractLinks, inlineContentIds, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
-import { defineApiRoute } from './route.js'
+import type { DefineInboxRoute } from './route.js'
 import { doneSchema, emailSchema, emailSummarySchema, linksSchema } from './schemas.js'
 import { toSafeHtml } from './sanitize.js'
 
@@ -65,53 +65,53 @@ const relayErrors = {
   502: 'The outgoing server refused the message; its answer is in error',
 }
 
-/** Routes on one email, `/api/email/:id...`. */
-export function registerEmailRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
+/** Routes on one email of an inbox, `/api/email/:id...`. */
+export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<SvcServices>): void {
   /** The raw source of the route's email, or a 404. */
-  const requireRaw = async (id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
+  const requireRaw = async (store: MailStore, id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id',
+    path: '/:id',
     summary: 'One email; marks it read',
     changesState: true,
     params: idParams,
     ok: { description: 'The email', schema: emailSchema },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => (await store.read(id)) ?? fail(404, noEmailWithId(id).message),
+    handler: async (_event, { params: { id } }, store) => (await store.read(id)) ?? fail(404, noEmailWithId(id).message),
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'PATCH',
-    path: '/api/email/:id/unread',
+    path: '/:id/unread',
     summary: 'Marks one email unread again',
     params: idParams,
     ok: { description: 'Its summary, now unread', schema: emailSummarySchema },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => {
+    handler: async (_event, { params: { id } }, store) => {
       await store.markUnread(id)
       return (await store.summary(id)) ?? fail(404, noEmailWithId(id).message)
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'DELETE',
-    path: '/api/email/:id',
+    path: '/:id',
     summary: 'Deletes one email',
     params: idParams,
     ok: { description: 'Deleted', schema: doneSchema },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => (await store.remove(id)) || fail(404, noEmailWithId(id).message),
+    handler: async (_event, { params: { id } }, store) => (await store.remove(id)) || fail(404, noEmailWithId(id).message),
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id/html',
+    path: '/:id/html',
     summary: 'The HTML body made inert, inline images embedded as data URIs',
     params: idParams,
     ok: { description: 'The HTML, served with a Content-Security-Policy that runs no script', contentType: 'text/html', schema: z.string() },
     errors: { 404: 'No email with this id, or it has no HTML body' },
-    handler: async (_event, { params: { id } }) => {
+    handler: async (_event, { params: { id } }, store) => {
       const email = await store.require(id)
       if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
       const html = await inlineAttachments(store, email, toSafeHtml(email.html))
@@ -123,40 +123,40 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id/links',
+    path: '/:id/links',
     summary: 'The distinct http(s) links of the HTML and text bodies',
     params: idParams,
     ok: { description: 'The links, in order of appearance', schema: linksSchema },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => extractLinks(await store.require(id)),
+    handler: async (_event, { params: { id } }, store) => extractLinks(await store.require(id)),
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id/source',
+    path: '/:id/source',
     summary: 'The raw message, as text',
     params: idParams,
     ok: { description: 'The message byte for byte', contentType: 'text/plain', schema: z.string() },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => {
-      const raw = await requireRaw(id)
+    handler: async (_event, { params: { id } }, store) => {
+      const raw = await requireRaw(store, id)
       return new Response(new Uint8Array(raw), {
         headers: { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-security-policy': CONTENT_POLICY },
       })
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id/download',
+    path: '/:id/download',
     summary: 'The raw message as a <id>.eml download',
     params: idParams,
     ok: { description: 'The message byte for byte', contentType: 'message/rfc822', schema: z.string() },
     errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }) => {
-      const raw = await requireRaw(id)
+    handler: async (_event, { params: { id } }, store) => {
+      const raw = await requireRaw(store, id)
       return new Response(new Uint8Array(raw), {
         headers: {
           'content-type': 'message/rfc822',
@@ -167,14 +167,14 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/:id/attachment/:filename',
+    path: '/:id/attachment/:filename',
     summary: 'One attachment, with its own Content-Type',
     params: idParams.extend({ filename: z.string().meta({ description: "The generatedFileName (or filename) of one of the email's attachments" }) }),
     ok: { description: 'The decoded attachment', contentType: '*/*', schema: z.string() },
     errors: { 404: 'No email with this id, or no attachment of that name' },
-    handler: async (_event, { params: { id, filename } }) => {
+    handler: async (_event, { params: { id, filename } }, store) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
       const found = await store.requireAttachment(id, filename)
       return new Response(new Uint8Array(found.content), {
@@ -189,23 +189,23 @@ export function registerEmailRoutes(app: H3, store: MailStore, services: Partial
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'POST',
-    path: '/api/email/:id/relay',
+    path: '/:id/relay',
     summary: 'Relays the email to the outgoing server, to its own recipients',
     params: idParams,
     ok: { description: 'The outgoing server took it', schema: doneSchema },
     errors: relayErrors,
-    handler: (_event, { params: { id } }) => relay(store, services, id),
+    handler: (_event, { params: { id } }, store) => relay(store, services, id),
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'POST',
-    path: '/api/email/:id/relay/:relayTo',
+    path: '/:id/relay/:relayTo',
     summary: 'Relays the email to the outgoing server, to one address',
     params: relayParams,
     ok: { description: 'The outgoing server took it', schema: doneSchema },
     errors: relayErrors,
-    handler: (_event, { params: { id, relayTo } }) => relay(store, services, id, relayTo),
+    handler: (_event, { params: { id, relayTo } }, store) => relay(store, services, id, relayTo),
   })
 }

@@ -1,10 +1,9 @@
 import { setImmediate as nextTurn } from 'node:timers/promises'
-import type { H3 } from 'h3'
 import { z } from 'zod'
 import type { BulkDeleteResult, Email, MailStore, SvcServices } from 'svc-mail/kit'
 import { matchesFilters, type FieldFilters } from './filter.js'
 import { fail, filteredListQuery, listQuery, summaryQuery, waitQuery } from './query.js'
-import { defineApiRoute } from './route.js'
+import type { DefineInboxRoute } from './route.js'
 import { bulkDeleteResultSchema, countSchema, doneSchema, emailSchema, summaryPageSchema } from './schemas.js'
 import { jsonArrayStream } from './stream.js'
 
@@ -51,35 +50,35 @@ async function* selectEmails(store: MailStore, query: z.output<typeof listQuery>
   }
 }
 
-/** Routes over the whole inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
-export function registerEmailListRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): void {
-  defineApiRoute(app, {
+/** Routes over the whole of one inbox. Their static paths win over `/api/email/:id`, so `summary` or `all` is never taken for an id. */
+export function registerEmailListRoutes(define: DefineInboxRoute, services: Partial<SvcServices>): void {
+  define({
     method: 'GET',
-    path: '/api/email/summary',
+    path: '/summary',
     summary: 'One page of email summaries, newest first, with the counts of the inbox',
     query: summaryQuery,
     ok: { description: 'The page', schema: summaryPageSchema },
     errors: { 400: 'A parameter is not valid' },
-    handler: async (_event, { query: { unread, ...query } }) => await store.page({ ...query, unreadOnly: unread }),
+    handler: async (_event, { query: { unread, ...query } }, store) => await store.page({ ...query, unreadOnly: unread }),
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email',
+    path: '',
     summary: 'Every full email, filtered by fields, streamed as one JSON array',
     query: filteredListQuery,
     ok: { description: 'The emails, oldest first unless sort=desc', schema: z.array(emailSchema) },
     errors: { 400: 'skip, limit or sort is not valid' },
-    handler: (_event, { query: { skip, limit, sort, ...filters } }) =>
+    handler: (_event, { query: { skip, limit, sort, ...filters } }, store) =>
       new Response(jsonArrayStream(selectEmails(store, { skip, limit, sort }, filters)), {
         headers: { 'content-type': 'application/json; charset=utf-8' },
       }),
   })
 
   // Answers once a message matches; the wait ends with the request when the client goes away.
-  defineApiRoute(app, {
+  define({
     method: 'GET',
-    path: '/api/email/wait',
+    path: '/wait',
     summary: 'The newest stored email matching the filter, else the first to arrive',
     description: 'Never marks anything read. Every filter given must match.',
     query: waitQuery,
@@ -89,46 +88,46 @@ export function registerEmailListRoutes(app: H3, store: MailStore, services: Par
       408: 'No matching email arrived within timeout',
       503: 'The wait plugin is not running',
     },
-    handler: async (event, { query: { timeout, ...filter } }) => {
+    handler: async (event, { query: { timeout, ...filter } }, store) => {
       const waiters = services.waiters ?? fail(503, 'Waiting for mail is not available: the wait plugin is not running')
       const { signal } = event.req
-      const found = await waiters.wait(filter, { timeoutMs: timeout, signal })
+      const found = await waiters.wait(filter, { timeoutMs: timeout, signal, inbox: store.name })
       if (!found) fail(408, `No matching email arrived within ${timeout} ms`)
       // The stored record, as GET /api/email/:id gives it, whatever the hook's payload carried.
       return (await store.get(found.id)) ?? found
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'POST',
-    path: '/api/email/delete',
+    path: '/delete',
     summary: 'Deletes the emails listed',
     body: idsBody,
     ok: { description: 'Which ids were deleted and which were not found', schema: bulkDeleteResultSchema },
     errors: { 400: 'The body is not JSON { "ids": [string] }', 413: 'The body is over 1 MB' },
-    handler: async (_event, { body: { ids } }) => {
+    handler: async (_event, { body: { ids } }, store) => {
       const result: BulkDeleteResult = { deleted: [], notFound: [] }
       for (const id of new Set(ids)) (await store.remove(id) ? result.deleted : result.notFound).push(id)
       return result
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'DELETE',
-    path: '/api/email/all',
+    path: '/all',
     summary: 'Deletes every email',
     ok: { description: 'Done', schema: doneSchema },
-    handler: async () => {
+    handler: async (_event, _input, store) => {
       await store.removeAll()
       return true
     },
   })
 
-  defineApiRoute(app, {
+  define({
     method: 'PATCH',
-    path: '/api/email/read-all',
+    path: '/read-all',
     summary: 'Marks every email read',
     ok: { description: 'How many emails were unread', schema: countSchema },
-    handler: async () => ({ count: await store.markAllRead() }),
+    handler: async (_event, _input, store) => ({ count: await store.markAllRead() }),
   })
 }

@@ -5,18 +5,21 @@ import { registerEmailRoutes } from './email.js'
 import { registerEmailListRoutes } from './emails.js'
 import { openApiDocument } from './openapi.js'
 import { fail } from './query.js'
-import { defineApiRoute, type ApiRoute } from './route.js'
+import { registerInboxRoutes } from './inboxes.js'
+import { defineApiRoute, inboxRoutes, pluginRoutes, type PluginApiRoute } from './route.js'
 import { countSchema } from './schemas.js'
 
-export type { ApiMethod, ApiResponse, ApiRoute } from './route.js'
+export type { ApiMethod, ApiResponse, ApiRoute, PluginApiRoute } from './route.js'
 
 declare module 'svc-mail' {
   interface SvcServices {
     /**
      * The REST API, open to other plugins: `services.api.route({ method, path, summary, params, query, body, ok, errors, handler })`
      * validates each request against the route's zod schemas (400 with the first problem) and describes it in the OpenAPI document.
+     * A route under `/api/email` is served in every inbox, also under `/api/inboxes/<inbox>/email`; its handler's third argument
+     * is that inbox's store.
      */
-    api: { route<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType>(route: ApiRoute<Params, Query, Body>): void }
+    api: { route<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType>(route: PluginApiRoute<Params, Query, Body>): void }
   }
 }
 
@@ -25,7 +28,9 @@ export default definePlugin({
   name: 'api',
   setup({ config, store, smtp, http, hooks, services }) {
     const { app } = http
-    services.api = { route: (route) => defineApiRoute(app, route) }
+    // Declared once, mounted under /api/email (default) and /api/inboxes/<inbox>/email.
+    const define = inboxRoutes(app, store, services)
+    services.api = { route: pluginRoutes(app, store, define) }
     hooks.hook('server:banner', (lines, { baseUrl }) => {
       if (baseUrl) lines.push(`API     ${baseUrl}/api`)
     })
@@ -48,8 +53,9 @@ export default definePlugin({
         return { count: await reload() }
       },
     })
-    registerEmailListRoutes(app, store, services)
-    registerEmailRoutes(app, store, services)
+    registerInboxRoutes(app, store, services)
+    registerEmailListRoutes(define, services)
+    registerEmailRoutes(define, services)
     // Built on first request, when every plugin has registered its routes.
     let document: object | undefined
     defineApiRoute(app, {

@@ -1,6 +1,6 @@
 import { assertBodySize, getQuery, getRouterParams, type H3, type H3Event } from 'h3'
-import type { ApiRouteMeta, ShellRouteMeta } from 'svc-mail/kit'
-import type { z } from 'zod'
+import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxNameSchema, type ApiRouteMeta, type MailStore, type ShellRouteMeta, type SvcServices } from 'svc-mail/kit'
+import { z } from 'zod'
 import { badRequest, fail } from './query.js'
 
 export type { ApiMethod, ApiResponse } from 'svc-mail/kit'
@@ -67,4 +67,97 @@ export function defineApiRoute<Params extends z.ZodType, Query extends z.ZodType
     },
     { meta: { api: meta satisfies ApiRouteMeta, changesState: route.changesState } satisfies ShellRouteMeta & { api: ApiRouteMeta } },
   )
+}
+
+/** Where the routes on one inbox's mail are mounted: `default`'s, and every inbox's by name. */
+export const EMAIL_PREFIX = '/api/email'
+export const INBOX_EMAIL_PREFIX = '/api/inboxes/:inbox/email'
+
+/** An inbox in a path: a valid name, any case, kept lower-case; anything else a 400. */
+export const inboxParams = z.object({
+  inbox: inboxNameSchema.meta({ description: `The inbox: ${INBOX_NAME_RULE}; case-insensitive` }),
+})
+
+const noParams = z.object({})
+
+/** The inbox the request's credentials are limited to (an inbox key); undefined when they reach every inbox. */
+export const credentialInbox = (services: Partial<SvcServices>, event: H3Event): string | undefined =>
+  services.inboxAccess?.inboxOf(event.req.headers.get('authorization') ?? undefined)
+
+/** A 403 unless the request's credentials reach `inbox`. */
+export function assertReaches(services: Partial<SvcServices>, event: H3Event, inbox: string): void {
+  const only = credentialInbox(services, event)
+  if (only !== undefined && only !== inbox) fail(403, 'This inbox key reaches its own inbox alone')
+}
+
+/**
+ * A route on the mail of one inbox, declared once: `path` is below the
+ * prefix (`/summary`, `/:id`), and the handler is given the inbox's store.
+ */
+export interface InboxRoute<Params extends z.ZodObject, Query extends z.ZodType, Body extends z.ZodType> extends Omit<ApiRoute<Params, Query, Body>, 'handler'> {
+  handler: (
+    event: H3Event,
+    input: { params: z.output<Params>; query: z.output<Query>; body: z.output<Body> },
+    store: MailStore,
+  ) => unknown | Promise<unknown>
+}
+
+export type DefineInboxRoute = <Params extends z.ZodObject = typeof noParams, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType>(
+  route: InboxRoute<Params, Query, Body>,
+) => void
+
+/**
+ * A route a plugin adds with `services.api.route`: one whose path is under
+ * `/api/email` is an inbox route (see inboxRoutes), its handler given the
+ * store of the inbox the request names; any other is given `default`'s.
+ */
+export interface PluginApiRoute<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType> extends Omit<ApiRoute<Params, Query, Body>, 'handler'> {
+  handler: (
+    event: H3Event,
+    input: { params: z.output<Params>; query: z.output<Query>; body: z.output<Body> },
+    store: MailStore,
+  ) => unknown | Promise<unknown>
+}
+
+/**
+ * What `services.api.route` does: a route under `/api/email` is mounted as
+ * the built-in mail routes are, under `/api/email` and again under
+ * `/api/inboxes/<inbox>/email` (its path parameters must then be a
+ * `z.object`, which the inbox joins); any other route once.
+ */
+export function pluginRoutes(app: H3, store: MailStore, define: DefineInboxRoute) {
+  return <Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType>(route: PluginApiRoute<Params, Query, Body>): void => {
+    const { path, params, handler } = route
+    if (path !== EMAIL_PREFIX && !path.startsWith(`${EMAIL_PREFIX}/`)) {
+      defineApiRoute(app, { ...route, handler: (event, input) => handler(event, input, store) })
+      return
+    }
+    if (params && !(params instanceof z.ZodObject)) throw new Error(`The route ${route.method} ${path}: the params of a route under ${EMAIL_PREFIX} must be a z.object`)
+    define({ ...route, params: params as z.ZodObject | undefined, path: path.slice(EMAIL_PREFIX.length) } as unknown as InboxRoute<z.ZodObject, Query, Body>)
+  }
+}
+
+/**
+ * Mounts each route it is given twice, with the same schemas, errors and
+ * handler: under `/api/email` on `default`, and under
+ * `/api/inboxes/<inbox>/email` on the inbox the path names. Credentials
+ * limited to another inbox (an inbox key) get a 403 here too, whatever
+ * the guards in front let through.
+ */
+export function inboxRoutes(app: H3, store: MailStore, services: Partial<SvcServices>): DefineInboxRoute {
+  const reachable = (event: H3Event, inbox: string): MailStore => {
+    assertReaches(services, event, inbox)
+    return store.inbox(inbox)
+  }
+  return (route) => {
+    const { handler, path, params, errors, ...rest } = route
+    defineApiRoute(app, { ...rest, path: `${EMAIL_PREFIX}${path}`, params, errors, handler: (event, input) => handler(event, input, reachable(event, DEFAULT_INBOX)) })
+    defineApiRoute(app, {
+      ...rest,
+      path: `${INBOX_EMAIL_PREFIX}${path}`,
+      params: (params ?? noParams).extend(inboxParams.shape),
+      errors: { ...errors, 400: [errors?.[400], 'The inbox is not a valid name'].filter(Boolean).join('; ') },
+      handler: (event, { params: { inbox, ...own }, ...input }) => handler(event, { ...input, params: own as z.output<typeof params & object> }, reachable(event, inbox)),
+    })
+  }
 }

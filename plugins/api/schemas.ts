@@ -4,7 +4,7 @@
  * so a field added to the record and forgotten here fails the typecheck.
  */
 import { z } from 'zod'
-import type { Attachment, BulkDeleteResult, Email, EmailSummary, MailLink, SummaryPage } from 'svc-mail/kit'
+import type { Attachment, BulkDeleteResult, Email, EmailSummary, InboxInfo, MailLink, SummaryPage } from 'svc-mail/kit'
 
 const address = z.object({ address: z.string(), name: z.string().optional().meta({ description: 'Display name' }) }).meta({ id: 'Address' })
 
@@ -22,9 +22,12 @@ const attachment = z
 
 const time = (description: string) => z.iso.datetime().meta({ description })
 
+const inbox = z.string().meta({ description: 'The inbox this copy is kept in (default unless routing named another)' })
+
 export const emailSummarySchema = z
   .object({
     id: z.string(),
+    inbox,
     time: time('Time of receipt'),
     read: z.boolean(),
     subject: z.string().meta({ description: 'At most 1,000 characters: a longer one is cut, ending in …' }),
@@ -40,6 +43,7 @@ export const emailSummarySchema = z
 export const emailSchema = z
   .object({
     id: z.string(),
+    inbox,
     time: time('Time of receipt'),
     read: z.boolean(),
     subject: z.string(),
@@ -96,3 +100,14 @@ export const errorSchema = z.object({ error: z.string().meta({ description: 'A r
 
 export const doneSchema = z.literal(true)
 export const countSchema = z.object({ count: z.int().nonnegative() })
+
+export const inboxInfoSchema = z
+  .object({
+    name: z.string(),
+    total: z.int().nonnegative().meta({ description: 'Emails in the inbox' }),
+    unread: z.int().nonnegative().meta({ description: 'Unread emails in the inbox' }),
+    newest: z.iso.datetime().nullable().meta({ description: 'Time of receipt of its newest email; null when empty' }),
+  })
+  .meta({ id: 'Inbox' }) satisfies z.ZodType<InboxInfo>
+
+export const inboxListSchema = z.object({ items: z.array(inboxInfoSchema), total: z.int().nonnegative().meta({ description: 'Inboxes listed in all' }) })

@@ -44,12 +44,16 @@ const platformsQuery = z.object({
     .meta({ description: `Comma-separated among ${PLATFORMS.join(', ')}; default all` }),
 })
 
-/** The checks a developer runs on a mail before real people get it: its HTML's support in mail clients, its links, a spam filter's score. */
+/**
+ * The checks a developer runs on a mail before real people get it: its
+ * HTML's support in mail clients, its links, a spam filter's score. Each
+ * reads the message from `store`, the store of its inbox.
+ */
 export interface MessageChecks {
-  html(id: string, platforms?: readonly Platform[]): Promise<HtmlCheckResult>
-  links(id: string): Promise<LinkCheckResult>
+  html(store: MailStore, id: string, platforms?: readonly Platform[]): Promise<HtmlCheckResult>
+  links(store: MailStore, id: string): Promise<LinkCheckResult>
   /** Undefined when `--spamassassin` is not set. */
-  spam?: (id: string) => Promise<SpamCheckResult>
+  spam?: (store: MailStore, id: string) => Promise<SpamCheckResult>
 }
 
 declare module 'svc-mail' {
@@ -82,7 +86,7 @@ export default definePlugin({
       ? [`--spamassassin: ${JSON.stringify(config.spamassassin)} is not host:port, e.g. 127.0.0.1:783`]
       : []
   },
-  setup({ config, store, services }) {
+  setup({ config, services }) {
     const scanner = createHtmlScanner()
     /**
      * Per HTML body (its SHA-256), the features it uses (a scan in flight,
@@ -102,7 +106,7 @@ export default definePlugin({
       }
       return entry
     }
-    const htmlCheckJson = async (id: string, platforms: readonly Platform[] = PLATFORMS): Promise<string> => {
+    const htmlCheckJson = async (store: MailStore, id: string, platforms: readonly Platform[] = PLATFORMS): Promise<string> => {
       const { html } = await requireHtml(store, id)
       const key = createHash('sha256').update(html).digest('base64')
       const platformsKey = [...new Set(platforms)].sort().join(',')
@@ -123,12 +127,12 @@ export default definePlugin({
     }
     const spamd = parseSpamdAddress(config.spamassassin)
     const checks: MessageChecks = {
-      html: async (id, platforms) => JSON.parse(await htmlCheckJson(id, platforms)) as HtmlCheckResult,
-      async links(id) {
+      html: async (store, id, platforms) => JSON.parse(await htmlCheckJson(store, id, platforms)) as HtmlCheckResult,
+      async links(store, id) {
         return checkLinks(checkedUrls(await store.require(id)))
       },
       ...(spamd && {
-        async spam(id: string) {
+        async spam(store: MailStore, id: string) {
           const raw = (await store.raw(id)) ?? (await store.require(id), fail(404, `No email with id ${id}`))
           if (raw.length > SPAMD_MAX_MESSAGE_BYTES) {
             fail(413, `The message is ${(raw.length / 1024).toFixed(0)} KB: spamd is asked about messages up to ${SPAMD_MAX_MESSAGE_BYTES / 1024} KB, as spamc does, since a larger one takes it minutes`)
@@ -147,8 +151,8 @@ export default definePlugin({
       query: platformsQuery,
       ok: { description: 'Support scores and a warning for each feature some client lacks', schema: htmlCheckSchema },
       errors: { 400: 'platforms names an unknown platform', 404: 'No email with this id, or it has no HTML body', 503: 'The HTML took too long to read' },
-      handler: async (_event, { params: { id }, query: { platforms } }) =>
-        new Response(await htmlCheckJson(id, platforms?.length ? platforms : undefined), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+      handler: async (_event, { params: { id }, query: { platforms } }, store) =>
+        new Response(await htmlCheckJson(store, id, platforms?.length ? platforms : undefined), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
     })
     services.api?.route({
       method: 'GET',
@@ -157,7 +161,7 @@ export default definePlugin({
       params: idParams,
       ok: { description: 'Each distinct URL with its final status', schema: linkCheckSchema },
       errors: { 404: 'No email with this id' },
-      handler: (_event, { params: { id } }) => checks.links(id),
+      handler: (_event, { params: { id } }, store) => checks.links(store, id),
     })
     services.api?.route({
       method: 'GET',
@@ -166,7 +170,7 @@ export default definePlugin({
       params: idParams,
       ok: { description: 'The score, the threshold, and the rules that hit', schema: spamCheckSchema },
       errors: { 400: 'No spamd is configured (--spamassassin)', 404: 'No email with this id', 413: 'The message is over 500 KB, which spamd is not asked about', 502: 'spamd could not be reached or failed' },
-      handler: (_event, { params: { id } }) => (checks.spam ?? fail(400, 'The spam check is not configured: start svc with --spamassassin <host:port>'))(id),
+      handler: (_event, { params: { id } }, store) => (checks.spam ?? fail(400, 'The spam check is not configured: start svc with --spamassassin <host:port>'))(store, id),
     })
 
     return async () => {

@@ -27,10 +27,11 @@ async function trim(store: MailStore, cap: number): Promise<number> {
 }
 
 /**
- * `--max-emails`: the driver's oldest messages go once the cap is passed, so
- * `deleteMail` events go out and their files are removed. Runs once at
- * start-up, once the backlog is restored, and for every arrival before
- * its `250`, so the cap holds whenever a client has its answer.
+ * `--max-emails`: the oldest messages of an inbox go once it passes the cap
+ * (each inbox is capped on its own), so `deleteMail` events go out and
+ * their files are removed. Runs once for every inbox at start-up, once the
+ * backlog is restored, and for every arrival before its `250`, so the cap
+ * holds whenever a client has its answer.
  */
 export default definePlugin({
   name: 'eviction',
@@ -38,19 +39,30 @@ export default definePlugin({
   enabled: (config) => config.maxEmails > 0,
   setup({ config, hooks, store, logger }) {
     const cap = config.maxEmails
-    // One trim at a time in this process, and with a shared storage one in the whole inbox (an advisory
-    // lock across instances), so no two race for the same oldest messages. Arrivals during a trim share
-    // the one queued after it, which starts after their commits and so counts them.
-    const serialTrim = coalesced(() => store.exclusive('eviction', () => trim(store, cap)))
+    // One trim of an inbox at a time in this process, and with a shared storage one in all of them (an
+    // advisory lock across instances), so no two race for the same oldest messages. Arrivals during a trim
+    // share the one queued after it, which starts after their commits and so counts them.
+    const trims = new Map<string, () => Promise<number>>()
+    const serialTrim = (inbox: string) => {
+      let run = trims.get(inbox)
+      if (!run) {
+        const own = store.inbox(inbox)
+        trims.set(inbox, (run = coalesced(() => store.exclusive(`eviction:${inbox}`, () => trim(own, cap)))))
+      }
+      return run()
+    }
     const unhooks = [
       // Once every plugin is set up, whichever restored a backlog.
       hooks.hook('server:ready', async () => {
-        const evicted = await serialTrim()
-        if (evicted) logger.info(`Evicted ${evicted} email(s) to keep the cap of ${cap}`)
+        for (const { name, total } of await store.inboxes()) {
+          if (total <= cap) continue
+          const evicted = await serialTrim(name)
+          if (evicted) logger.info(`Evicted ${evicted} email(s) of inbox ${name} to keep the cap of ${cap}`)
+        }
       }),
-      hooks.hook('mail:received', async () => {
-        const count = await serialTrim()
-        if (count) logger.debug(`Evicted ${count} email(s) to keep the cap of ${cap}`)
+      hooks.hook('mail:received', async ({ inbox }) => {
+        const count = await serialTrim(inbox)
+        if (count) logger.debug(`Evicted ${count} email(s) of inbox ${inbox} to keep the cap of ${cap}`)
       }),
     ]
     return () => unhooks.forEach((unhook) => unhook())

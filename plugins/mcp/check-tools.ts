@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { z } from 'zod'
-import { toolResult, type McpContext } from './context.js'
+import { inboxArgument, openInbox, toolResult, type McpContext } from './context.js'
 import type { HtmlCheckPlatform } from './source.js'
 
 /** The platforms of `?platforms=`, as the HTML check names them. */
@@ -13,7 +13,7 @@ const emailId = z.string().min(1).describe('The message: the `id` field from svc
  * the JSON of their REST routes, from the source like every tool, so the
  * `/mcp` endpoint and `svc-mcp` offer them alike.
  */
-export function registerCheckTools(server: McpServer, { source, link }: McpContext): void {
+export function registerCheckTools(server: McpServer, context: McpContext): void {
   server.registerTool(
     'svc_check_html',
     {
@@ -22,10 +22,13 @@ export function registerCheckTools(server: McpServer, { source, link }: McpConte
         "How well mail clients support the HTML and CSS features a message's HTML body uses, from the caniemail.com data: " +
         '`total` support in percent over every client and feature found, the `clients` counted, and a warning for each feature some client ' +
         "lacks, with each client's support (yes, partial, no). Fails for a message without HTML.",
-      inputSchema: { id: emailId, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
+      inputSchema: { inbox: inboxArgument, id: emailId, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ id, platforms }) => toolResult(await source.htmlCheck(id, platforms?.length ? platforms : undefined), [link(id)]),
+    async ({ inbox, id, platforms }) => {
+      const { source, link } = openInbox(context, inbox)
+      return toolResult(await source.htmlCheck(id, platforms?.length ? platforms : undefined), [link(id)])
+    },
   )
   server.registerTool(
     'svc_check_links',
@@ -35,10 +38,13 @@ export function registerCheckTools(server: McpServer, { source, link }: McpConte
         'Asks every distinct http(s) link and image URL of a message (HEAD, then GET when refused; up to 5 redirects; 5 s each) and ' +
         'returns each with its final `status` (0 when none came, the reason in `statusText`) and `ok` (2xx), and how many `errors`. ' +
         'Link-local addresses (cloud metadata services) are never asked.',
-      inputSchema: { id: emailId },
+      inputSchema: { inbox: inboxArgument, id: emailId },
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
-    async ({ id }) => toolResult(await source.linkCheck(id), [link(id)]),
+    async ({ inbox, id }) => {
+      const { source, link } = openInbox(context, inbox)
+      return toolResult(await source.linkCheck(id), [link(id)])
+    },
   )
   server.registerTool(
     'svc_check_spam',
@@ -47,9 +53,12 @@ export function registerCheckTools(server: McpServer, { source, link }: McpConte
       description:
         "The message as SpamAssassin's spamd scores it: `score`, the `required` threshold, `isSpam`, and the `rules` that hit with their " +
         'scores and descriptions. Needs svc started with --spamassassin <host:port>.',
-      inputSchema: { id: emailId },
+      inputSchema: { inbox: inboxArgument, id: emailId },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ id }) => toolResult(await source.spamCheck(id), [link(id)]),
+    async ({ inbox, id }) => {
+      const { source, link } = openInbox(context, inbox)
+      return toolResult(await source.spamCheck(id), [link(id)])
+    },
   )
 }

@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { defineOptions, definePlugin, type OptionValues, type ShellRouteMeta } from 'svc-mail/kit'
-import { createStoreSource } from './store-source.js'
+import { createStoreSources } from './store-source.js'
 
 const options = defineOptions({
   mcp: { type: 'boolean', default: false, env: 'SVC_MCP', description: 'Serve the MCP endpoint at <base-pathname>/mcp' },
@@ -34,10 +34,14 @@ export default definePlugin({
   async setup({ store, http, hooks, services }) {
     // The MCP SDK only when the endpoint is on: it is a sixth of svc's start-up otherwise.
     const [{ createMcpServer }, { createMcpSessions }] = await Promise.all([import('./server.js'), import('./sessions.js')])
-    const source = createStoreSource({ store, services, hooks })
+    const sources = createStoreSources({ store, services, hooks })
     const extensions: McpExtension[] = []
     services.mcp = { use: (extension) => void extensions.push(extension) }
-    const sessions = createMcpSessions({ createServer: () => createMcpServer({ source, webUrl: http.url, extensions }) })
+    // A session is kept to the one inbox its credentials reach (an inbox key), if they are so limited.
+    const sessions = createMcpSessions({
+      scopeOf: (request) => services.inboxAccess?.inboxOf(request.headers.get('authorization') ?? undefined),
+      createServer: (only) => createMcpServer({ sources, only, webUrl: http.url, extensions }),
+    })
     // A GET here opens a session's event stream: no link from another site may.
     http.app.all('/mcp', (event) => sessions.handle(event.req), { meta: { changesState: true } satisfies ShellRouteMeta })
     const unhook = hooks.hook('server:banner', (lines, { baseUrl }) => {

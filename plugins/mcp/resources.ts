@@ -18,7 +18,8 @@ const json = (uri: URL, payload: unknown): ReadResourceResult => ({
 
 /** `svc://emails`, `svc://stats` and the `svc://email/{id}` template. */
 export function registerResources(server: McpServer, context: McpContext): void {
-  const { source } = context
+  // Resources read the server's own inbox (tools take an `inbox` argument).
+  const source = context.source()
 
   server.registerResource(
     'emails',

@@ -1,5 +1,5 @@
-import { formatSearch, type Email, type MailLink, type SummaryPage } from 'svc-mail/kit'
-import { MailNotFoundError, type HtmlCheck, type LinkCheck, type MailSource, type SpamCheck } from './source.js'
+import { DEFAULT_INBOX, formatSearch, type Email, type InboxInfo, type MailLink, type SummaryPage } from 'svc-mail/kit'
+import { MailNotFoundError, type HtmlCheck, type LinkCheck, type MailSource, type MailSources, type SpamCheck } from './source.js'
 
 export interface RestSourceOptions {
   /** The instance's base URL as a browser opens it, with its base pathname; not the /api root. */
@@ -55,11 +55,11 @@ export function splitCredentials(value: string): SplitUrl {
 }
 
 /**
- * The MailSource of `svc-mcp`: a running svc over its REST API. Credentials
+ * The MailSources of `svc-mcp`: a running svc over its REST API. Credentials
  * in `url` are sent as HTTP Basic (the api key wins when both are given) and
  * never appear in an error.
  */
-export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSource {
+export function createRestSources({ url: given, apiKey, timeoutMs = DEFAULT_TIMEOUT_MS }: RestSourceOptions): MailSources {
   const { url, basicAuthorization } = splitCredentials(given)
   const apiRoot = `${url.replace(/\/+$/, '')}/api`
   const authorization = apiKey ? `Bearer ${apiKey}` : basicAuthorization
@@ -89,9 +89,23 @@ export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEO
   }
 
   const json = async <T>(path: string, init?: RequestInit): Promise<T> => (await (await request(path, init)).json()) as T
-  const segment = encodeURIComponent
-
   return {
+    inbox: (name) => inboxSource(name, request, json, timeoutMs),
+    inboxes: async () => (await json<{ items: InboxInfo[] }>('/inboxes')).items,
+  }
+}
+
+/** One inbox over REST: `/api/email...` for `default`, `/api/inboxes/<inbox>/email...` for the others. */
+function inboxSource(
+  inbox: string,
+  request: (path: string, init?: RequestInit, options?: RequestOptions) => Promise<Response>,
+  json: <T>(path: string, init?: RequestInit) => Promise<T>,
+  timeoutMs: number,
+): MailSource {
+  const segment = encodeURIComponent
+  const email = inbox === DEFAULT_INBOX ? '/email' : `/inboxes/${segment(inbox)}/email`
+  return {
+    inbox,
     page({ skip, limit, search, sort, unreadOnly }) {
       const query = new URLSearchParams()
       if (skip !== undefined) query.set('skip', String(skip))
@@ -100,14 +114,14 @@ export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEO
       if (text) query.set('search', text)
       if (sort) query.set('sort', sort)
       if (unreadOnly) query.set('unread', 'true')
-      return json<SummaryPage>(`/email/summary?${query}`)
+      return json<SummaryPage>(`${email}/summary?${query}`)
     },
-    get: (id) => json<Email>(`/email/${segment(id)}`),
+    get: (id) => json<Email>(`${email}/${segment(id)}`),
     async remove(id) {
-      await request(`/email/${segment(id)}`, { method: 'DELETE' })
+      await request(`${email}/${segment(id)}`, { method: 'DELETE' })
     },
     async attachment(id, filename) {
-      const response = await request(`/email/${segment(id)}/attachment/${segment(filename)}`)
+      const response = await request(`${email}/${segment(id)}/attachment/${segment(filename)}`)
       return {
         contentType: response.headers.get('content-type') ?? 'application/octet-stream',
         content: Buffer.from(await response.arrayBuffer()),
@@ -119,18 +133,18 @@ export function createRestSource({ url: given, apiKey, timeoutMs = DEFAULT_TIMEO
       if (since) params.set('since', since.toISOString())
       try {
         // The server answers 408 when the wait is over; the margin covers the round trip.
-        const response = await request(`/email/wait?${params}`, {}, { timeoutMs: waitMs + timeoutMs, signal, statuses: [408] })
+        const response = await request(`${email}/wait?${params}`, {}, { timeoutMs: waitMs + timeoutMs, signal, statuses: [408] })
         return response.status === 408 ? undefined : ((await response.json()) as Email)
       } catch (error) {
         if (signal?.aborted) return undefined
         throw error
       }
     },
-    links: (id) => json<MailLink[]>(`/email/${segment(id)}/links`),
-    htmlCheck: (id, platforms) => json<HtmlCheck>(`/email/${segment(id)}/html-check${platforms?.length ? `?platforms=${platforms.join(',')}` : ''}`),
+    links: (id) => json<MailLink[]>(`${email}/${segment(id)}/links`),
+    htmlCheck: (id, platforms) => json<HtmlCheck>(`${email}/${segment(id)}/html-check${platforms?.length ? `?platforms=${platforms.join(',')}` : ''}`),
     // The check's own bounds (5 s a link, 60 s in all) come first; the margin covers the round trip.
-    linkCheck: async (id) => (await (await request(`/email/${segment(id)}/link-check`, {}, { timeoutMs: LINK_CHECK_MS + timeoutMs })).json()) as LinkCheck,
-    spamCheck: (id) => json<SpamCheck>(`/email/${segment(id)}/spam-check`),
+    linkCheck: async (id) => (await (await request(`${email}/${segment(id)}/link-check`, {}, { timeoutMs: LINK_CHECK_MS + timeoutMs })).json()) as LinkCheck,
+    spamCheck: (id) => json<SpamCheck>(`${email}/${segment(id)}/spam-check`),
   }
 }
 

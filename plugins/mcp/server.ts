@@ -1,14 +1,18 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { packageVersion } from 'svc-mail/kit'
+import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName, packageVersion } from 'svc-mail/kit'
 import { registerCheckTools } from './check-tools.js'
 import type { McpContext } from './context.js'
 import { registerPrompts } from './prompts.js'
 import { registerResources } from './resources.js'
-import type { MailSource } from './source.js'
+import type { MailSources } from './source.js'
 import { registerTools } from './tools.js'
 
 export interface McpServerOptions {
-  source: MailSource
+  sources: MailSources
+  /** The inbox of calls that name none; `default` when absent. */
+  inbox?: string
+  /** The one inbox the client's credentials reach (an inbox key): every call is kept to it. */
+  only?: string
   /** The inbox URL deep links start with, e.g. http://localhost:1080 or http://host:1080/mail. */
   webUrl: string
   /** What other plugins add (see `services.mcp`), run after svc's own tools. */
@@ -26,16 +30,25 @@ Every result names the messages' links in the svc web inbox.`
 const LIST_CHANGED_DELAY_MS = 250
 
 /** One MCP server over a mail source: the same tools, resources and prompts for `/mcp` and `svc-mcp`. */
-export function createMcpServer({ source, webUrl, extensions = [] }: McpServerOptions): McpServer {
+export function createMcpServer({ sources, inbox = DEFAULT_INBOX, only, webUrl, extensions = [] }: McpServerOptions): McpServer {
   const server = new McpServer({ name: 'svc', version: packageVersion }, { instructions: INSTRUCTIONS })
-  const inbox = webUrl.replace(/\/+$/, '')
-  const context: McpContext = { source, link: (id) => `${inbox}/#/email/${encodeURIComponent(id)}` }
+  const web = webUrl.replace(/\/+$/, '')
+  const context: McpContext = {
+    source(name) {
+      const wanted = name === undefined ? (only ?? inbox) : inboxName(name)
+      if (!wanted) throw new Error(`${JSON.stringify(name)} is not an inbox name: ${INBOX_NAME_RULE}`)
+      if (only !== undefined && wanted !== only) throw new Error(`These credentials reach inbox ${only} alone`)
+      return sources.inbox(wanted)
+    },
+    inboxes: async () => (await sources.inboxes()).filter((info) => only === undefined || info.name === only),
+    link: (id, name) => `${web}/#/${name === DEFAULT_INBOX ? '' : `inbox/${encodeURIComponent(name)}/`}email/${encodeURIComponent(id)}`,
+  }
   registerTools(server, context)
   registerCheckTools(server, context)
   registerResources(server, context)
   registerPrompts(server)
   for (const extend of extensions) extend(server)
-  announceListChanges(server, source)
+  announceListChanges(server, sources)
   return server
 }
 
@@ -44,7 +57,7 @@ export function createMcpServer({ source, webUrl, extensions = [] }: McpServerOp
  * (the resource list names the newest messages), coalesced; a source that
  * cannot tell makes the server stop advertising `resources.listChanged`.
  */
-function announceListChanges(server: McpServer, source: MailSource): void {
+function announceListChanges(server: McpServer, source: MailSources): void {
   if (!source.watch) {
     server.server.registerCapabilities({ resources: { listChanged: false } })
     return

@@ -3,8 +3,10 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'
 
 export interface McpSessionsOptions {
-  /** A fresh server for each session. */
-  createServer: () => McpServer
+  /** A fresh server for each session, kept to the inbox `scope` when its credentials are limited to one. */
+  createServer: (scope: string | undefined) => McpServer
+  /** The one inbox a request's credentials reach, undefined for all; a session only ever serves requests of its own scope. */
+  scopeOf?: (request: Request) => string | undefined
   /** Close a session after this long without requests and without an open event stream. */
   idleMs?: number
   /** Close a session the client never used after its `initialize` after this long. */
@@ -31,6 +33,7 @@ interface Session {
   streams: number
   /** True once a request followed the `initialize`. */
   used: boolean
+  scope: string | undefined
 }
 
 export const SESSION_IDLE_MS = 30 * 60_000
@@ -76,6 +79,7 @@ const rpcError = (status: number, message: string, headers?: Record<string, stri
  */
 export function createMcpSessions({
   createServer,
+  scopeOf = () => undefined,
   idleMs = SESSION_IDLE_MS,
   unusedMs = SESSION_UNUSED_MS,
   activeMs = SESSION_ACTIVE_MS,
@@ -117,7 +121,8 @@ export function createMcpSessions({
         'retry-after': String(Math.ceil(activeMs / 1000)),
       })
     }
-    const server = createServer()
+    const scope = scopeOf(request)
+    const server = createServer(scope)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: randomUUID,
       enableJsonResponse: true,
@@ -127,7 +132,7 @@ export function createMcpSessions({
         sessions.set(id, session)
       },
     })
-    const session: Session = { server, transport, lastSeen: Date.now(), streams: 0, used: false }
+    const session: Session = { server, transport, lastSeen: Date.now(), streams: 0, used: false, scope }
     transport.onclose = () => {
       const id = transport.sessionId
       if (id && sessions.get(id) === session) sessions.delete(id)
@@ -170,6 +175,8 @@ export function createMcpSessions({
       }
       const session = sessions.get(id)
       if (!session) return Promise.resolve(rpcError(404, `Session not found: ${id} (it ended or expired); initialize a new one`))
+      // Another credential's session is not this request's to use, whatever id it knows.
+      if (scopeOf(request) !== session.scope) return Promise.resolve(rpcError(403, 'This session belongs to other credentials'))
       return resume(id, session, request)
     },
     get size() {

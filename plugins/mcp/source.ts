@@ -1,4 +1,4 @@
-import type { AttachmentContent, Email, MailLink, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
+import type { AttachmentContent, Email, InboxInfo, MailLink, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc-mail/kit'
@@ -7,7 +7,7 @@ export { MailNotFoundError } from 'svc-mail/kit'
 export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
 
 type MessageChecks = SvcServices['checks']
-export type HtmlCheckPlatform = NonNullable<Parameters<MessageChecks['html']>[1]>[number]
+export type HtmlCheckPlatform = NonNullable<Parameters<MessageChecks['html']>[2]>[number]
 export type HtmlCheck = Awaited<ReturnType<MessageChecks['html']>>
 export type LinkCheck = Awaited<ReturnType<MessageChecks['links']>>
 export type SpamCheck = Awaited<ReturnType<NonNullable<MessageChecks['spam']>>>
@@ -19,6 +19,8 @@ export type SpamCheck = Awaited<ReturnType<NonNullable<MessageChecks['spam']>>>
  * servers behave alike.
  */
 export interface MailSource {
+  /** The inbox this source reads. */
+  readonly inbox: string
   /** One bounded summary page, as `GET /api/email/summary` answers it (newest first by default). */
   page(query: PageQuery): Promise<SummaryPage>
   /** The full email; marks it read, as `GET /api/email/:id` does. Throws MailNotFoundError. */
@@ -41,6 +43,14 @@ export interface MailSource {
   linkCheck(id: string): Promise<LinkCheck>
   /** `GET /api/email/:id/spam-check`: the score of the configured spamd; throws when none is configured. */
   spamCheck(id: string): Promise<SpamCheck>
+}
+
+/** Every inbox's MailSource, as the MCP server reaches them. */
+export interface MailSources {
+  /** The mail of one inbox (a valid lower-case name). */
+  inbox(name: string): MailSource
+  /** The inboxes as `GET /api/inboxes` lists them. */
+  inboxes(): Promise<InboxInfo[]>
   /**
    * Calls `listener` whenever mail arrives or goes; returns what stops it.
    * Absent when the source cannot tell (then the server does not advertise

@@ -6,8 +6,8 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
-import { packageVersion, unknownFlags } from 'svc-mail/kit'
-import { createRestSource, splitCredentials } from './rest-source.js'
+import { inboxName, INBOX_NAME_RULE, packageVersion, unknownFlags } from 'svc-mail/kit'
+import { createRestSources, splitCredentials } from './rest-source.js'
 import { createMcpServer } from './server.js'
 
 export const DEFAULT_API_URL = 'http://localhost:1080'
@@ -24,6 +24,11 @@ const args = {
     alias: 'k',
     valueHint: 'key',
     description: 'Sent as "Authorization: Bearer <key>" when the instance requires it; env SVC_API_KEY',
+  },
+  inbox: {
+    type: 'string',
+    valueHint: 'name',
+    description: 'The inbox of tools that name none (see svc_list_inboxes); env SVC_INBOX; default default',
   },
   version: { type: 'boolean', description: 'Print the version' },
   help: { type: 'boolean', alias: 'h', description: 'Show this help' },
@@ -43,16 +48,18 @@ export interface SvcMcpOptions {
   apiKey?: string
   /** Base of the deep links; the url when absent. */
   webUrl?: string
+  /** The inbox of tools that name none; `default` when absent. */
+  inbox?: string
 }
 
 /**
  * Serves MCP on stdin/stdout until stdin closes. Credentials in `url` are
  * used, never shown: not in the start-up line, not in deep links.
  */
-export async function serveStdio({ url, apiKey, webUrl = url }: SvcMcpOptions): Promise<void> {
+export async function serveStdio({ url, apiKey, webUrl = url, inbox }: SvcMcpOptions): Promise<void> {
   // Only the transport may write to stdout: anything a library logs goes to stderr instead.
   console.log = console.info = console.debug = console.error
-  const server = createMcpServer({ source: createRestSource({ url, apiKey }), webUrl: splitCredentials(webUrl).url })
+  const server = createMcpServer({ sources: createRestSources({ url, apiKey }), inbox, webUrl: splitCredentials(webUrl).url })
   await server.connect(new StdioServerTransport())
   console.error(`svc-mcp ${packageVersion}: MCP over stdio for the svc at ${splitCredentials(url).url}`)
 }
@@ -68,7 +75,10 @@ export async function runSvcMcp(rawArgs = process.argv.slice(2), env = process.e
     return typeof value === 'string' && value !== '' ? value : undefined
   }
   const url = (given('url') ?? env.SVC_API_URL ?? DEFAULT_API_URL).replace(/\/+$/, '')
+  const inboxGiven = given('inbox') ?? (env.SVC_INBOX || undefined)
+  const inbox = inboxGiven === undefined ? undefined : inboxName(inboxGiven)
   const problems = [
+    ...(inboxGiven !== undefined && !inbox ? [`--inbox: ${JSON.stringify(inboxGiven)} is not an inbox name: ${INBOX_NAME_RULE}`] : []),
     ...unknownFlags(rawArgs, args).map((flag) => `unknown option ${flag} (see svc-mcp --help)`),
     ...parsed._.map((word) => `unexpected argument "${word}" (see svc-mcp --help)`),
     ...(isHttpUrl(url) ? [] : [`--url must be an http(s) URL such as ${DEFAULT_API_URL}, not "${splitCredentials(url).url}"`]),
@@ -77,7 +87,7 @@ export async function runSvcMcp(rawArgs = process.argv.slice(2), env = process.e
     for (const problem of problems) console.error(`svc-mcp: ${problem}`)
     process.exit(2)
   }
-  await serveStdio({ url, apiKey: given('api-key') ?? env.SVC_API_KEY, webUrl: env.SVC_WEB_URL || undefined })
+  await serveStdio({ url, apiKey: given('api-key') ?? env.SVC_API_KEY, webUrl: env.SVC_WEB_URL || undefined, inbox })
 }
 
 function isHttpUrl(value: string): boolean {

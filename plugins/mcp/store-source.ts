@@ -1,13 +1,28 @@
-import { extractLinks, noEmailWithId, type SvcContext } from 'svc-mail/kit'
-import type { MailSource } from './source.js'
+import { extractLinks, noEmailWithId, type MailStore, type SvcContext } from 'svc-mail/kit'
+import type { MailSource, MailSources } from './source.js'
 
-/** The MailSource of the `/mcp` endpoint: this process's store, no HTTP round trip. */
-export function createStoreSource({ store, services, hooks }: Pick<SvcContext, 'store' | 'services' | 'hooks'>): MailSource {
-  const messageChecks = () => {
-    if (!services.checks) throw new Error('The message checks are not running: the checks plugin is disabled')
-    return services.checks
-  }
+/** The MailSources of the `/mcp` endpoint: this process's store, no HTTP round trip. */
+export function createStoreSources({ store, services, hooks }: Pick<SvcContext, 'store' | 'services' | 'hooks'>): MailSources {
   return {
+    inbox: (name) => storeSource(store.inbox(name), services),
+    inboxes: () => store.inboxes(),
+    watch(listener) {
+      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
+      return () => {
+        for (const unhook of unhooks) unhook()
+      }
+    },
+  }
+}
+
+function messageChecks(services: SvcContext['services']) {
+  if (!services.checks) throw new Error('The message checks are not running: the checks plugin is disabled')
+  return services.checks
+}
+
+function storeSource(store: MailStore, services: SvcContext['services']): MailSource {
+  return {
+    inbox: store.name,
     page: (query) => store.page(query),
     async get(id) {
       const email = await store.read(id)
@@ -23,21 +38,15 @@ export function createStoreSource({ store, services, hooks }: Pick<SvcContext, '
     },
     wait(filter, options) {
       if (!services.waiters) throw new Error('Waiting for mail is not available: the wait plugin is not running')
-      return services.waiters.wait(filter, options)
+      return services.waiters.wait(filter, { ...options, inbox: store.name })
     },
     links: async (id) => extractLinks(await store.require(id)),
-    htmlCheck: (id, platforms) => messageChecks().html(id, platforms),
-    linkCheck: (id) => messageChecks().links(id),
+    htmlCheck: (id, platforms) => messageChecks(services).html(store, id, platforms),
+    linkCheck: (id) => messageChecks(services).links(store, id),
     spamCheck(id) {
-      const { spam } = messageChecks()
+      const { spam } = messageChecks(services)
       if (!spam) throw new Error('The spam check is not configured: start svc with --spamassassin <host:port>')
-      return spam(id)
-    },
-    watch(listener) {
-      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
-      return () => {
-        for (const unhook of unhooks) unhook()
-      }
+      return spam(store, id)
     },
   }
 }

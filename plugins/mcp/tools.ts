@@ -2,7 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
 import { BODY_LENGTH_DEFAULT, BODY_LENGTH_MAX, boundBodies } from './bodies.js'
-import { toolResult, withLink, type McpContext } from './context.js'
+import { inboxArgument, openInbox, toolResult, withLink, type McpContext } from './context.js'
 import { latestEmails, searchEmails } from './queries.js'
 
 export const SEARCH_LIMIT_DEFAULT = 20
@@ -36,9 +36,9 @@ const isTextual = (contentType: string) => /^text\/|^application\/(json|xml|.*\+
 
 const emailId = (what: string) => z.string().min(1).describe(`${what}: the \`id\` field of a message from svc_search_emails or svc_get_latest_email`)
 
-/** The seven `svc_*` tools. Thrown errors become `isError` results with the error's message. */
+/** The eight `svc_*` tools. Thrown errors become `isError` results with the error's message. */
 export function registerTools(server: McpServer, context: McpContext): void {
-  const { source, link } = context
+  const open = (inbox: string | undefined) => openInbox(context, inbox)
 
   server.registerTool(
     'svc_search_emails',
@@ -50,6 +50,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
         '(e.g. `from:alice to:bob has:attachment after:2025-01-31 -is:read "exact phrase"`). Returns summaries (no bodies), newest first, ' +
         'each with its `id` (for svc_get_email) and `link` (the message in the web inbox).',
       inputSchema: {
+        inbox: inboxArgument,
         query: z
           .string()
           .optional()
@@ -75,7 +76,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ since, until, ...criteria }) => {
+    async ({ inbox, since, until, ...criteria }) => {
+      const { source } = open(inbox)
       const { emails, more } = await searchEmails(source, {
         ...criteria,
         since: since === undefined ? undefined : new Date(since),
@@ -95,13 +97,15 @@ export function registerTools(server: McpServer, context: McpContext): void {
         `(fetch an attachment with svc_get_attachment). Each body holds at most ${BODY_LENGTH_DEFAULT} characters unless bodyLength asks for more; ` +
         'a longer one is cut, `truncated` gives the total length, and bodyOffset reads on. Marks the message read.',
       inputSchema: {
+        inbox: inboxArgument,
         id: emailId('The message'),
         bodyOffset: z.number().int().min(0).default(0).describe('First character of each body to return, for reading on after a cut; default 0'),
         bodyLength,
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ id, bodyOffset, bodyLength }) => {
+    async ({ inbox, id, bodyOffset, bodyLength }) => {
+      const { source, link } = open(inbox)
       const email = boundBodies(await source.get(id), { offset: bodyOffset, length: bodyLength })
       return toolResult(withLink(context, email), [link(email.id)])
     },
@@ -113,6 +117,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
       title: 'Read the newest emails',
       description: `The newest message in full (as svc_get_email), or the newest \`count\` messages, newest first. Marks them read. An empty inbox gives an empty \`emails\` list.`,
       inputSchema: {
+        inbox: inboxArgument,
         bodyLength,
         count: z
           .number()
@@ -124,7 +129,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
-    async ({ count, bodyLength }) => {
+    async ({ inbox, count, bodyLength }) => {
+      const { source } = open(inbox)
       const emails = (await latestEmails(source, count)).map((email) => withLink(context, boundBodies(email, { offset: 0, length: bodyLength })))
       return toolResult({ count: emails.length, emails }, emails.map((email) => email.link))
     },
@@ -135,10 +141,11 @@ export function registerTools(server: McpServer, context: McpContext): void {
     {
       title: 'Delete an email',
       description: 'Deletes one message from svc for good (and its file when svc keeps a mail directory).',
-      inputSchema: { id: emailId('The message to delete') },
+      inputSchema: { id: emailId('The message to delete'), inbox: inboxArgument },
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: false },
     },
-    async ({ id }) => {
+    async ({ inbox, id }) => {
+      const { source } = open(inbox)
       await source.remove(id)
       // No link: it would lead to a message that is gone.
       return toolResult({ deleted: true, id }, [])
@@ -153,6 +160,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
         'One attachment of a message: its content type and size in bytes as JSON, then its content as an MCP content block: ' +
         'an image block for images (so you can look at it), an embedded resource for anything else (text for text types, base64 blob otherwise).',
       inputSchema: {
+        inbox: inboxArgument,
         emailId: emailId('The message holding the attachment'),
         filename: z
           .string()
@@ -161,7 +169,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ emailId, filename }) => {
+    async ({ inbox, emailId, filename }) => {
+      const { source, link } = open(inbox)
       const { contentType, content } = await source.attachment(emailId, filename)
       const result = toolResult({ emailId, filename, contentType, size: content.length, link: link(emailId) }, [link(emailId)])
       const mimeType = contentType.split(';')[0]!.trim().toLowerCase() || 'application/octet-stream'
@@ -186,6 +195,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
         'to count only mail your own step caused. After `timeout` milliseconds without a match the result is an error saying so. ' +
         'A call with a progress token gets progress notifications while it waits (every tenth of the timeout, 1 to 10 s apart).',
       inputSchema: {
+        inbox: inboxArgument,
         query: z.string().optional().describe('A search: words and "phrases" (all must match), from: to: cc: subject: filename: is:unread has:attachment before: after:, - to negate'),
         from: z.string().optional().describe('Part of a sender address or display name, e.g. "noreply@"'),
         to: z.string().optional().describe('Part of a To or Cc recipient, or of an envelope recipient (so Bcc counts), e.g. "alice@example.com"'),
@@ -202,7 +212,8 @@ export function registerTools(server: McpServer, context: McpContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ since, timeout, bodyLength, ...filter }, { signal, _meta }) => {
+    async ({ inbox, since, timeout, bodyLength, ...filter }, { signal, _meta }) => {
+      const { source, link } = open(inbox)
       // A client that asked for progress hears the wait go on, so its own request timeout can be reset.
       // Sent unrelated to the request: the /mcp endpoint answers requests as plain JSON, so they go on
       // the session's event stream, where clients look them up by token all the same.
@@ -232,16 +243,34 @@ export function registerTools(server: McpServer, context: McpContext): void {
         'or the URL for a link of the plain-text body): the verification or reset link of a signup test without reading the whole body. ' +
         'Does not mark the message read.',
       inputSchema: {
+        inbox: inboxArgument,
         id: emailId('The message'),
         contains: z.string().optional().describe('Keep only links whose URL or text contains this, case-insensitive, e.g. "verify" or "/reset"'),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async ({ id, contains }) => {
+    async ({ inbox, id, contains }) => {
+      const { source, link } = open(inbox)
       const needle = contains?.toLowerCase()
       const all = await source.links(id)
       const links = needle ? all.filter((entry) => entry.href.toLowerCase().includes(needle) || entry.text.toLowerCase().includes(needle)) : all
       return toolResult({ id, count: links.length, links, link: link(id) }, [link(id)])
+    },
+  )
+
+  server.registerTool(
+    'svc_list_inboxes',
+    {
+      title: 'List the inboxes',
+      description:
+        'The inboxes of svc (teams, apps or test workers each have their own), each with its total and unread counts and the time of its newest message, ' +
+        '`default` first, then the most recently used. Pass a name as `inbox` to the other tools to read that inbox.',
+      inputSchema: {},
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async () => {
+      const inboxes = await context.inboxes()
+      return toolResult({ count: inboxes.length, inboxes }, [])
     },
   )
 }

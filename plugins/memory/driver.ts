@@ -14,10 +14,13 @@ import {
   type Email,
   type EmailSummary,
   type EmailUpdate,
+  type IncomingMail,
   type KeptMail,
+  type PageQuery,
   type SearchTarget,
   type SortOrder,
   type StorageDriver,
+  type SummaryPage,
 } from 'svc-mail/kit'
 import { mayContain, needleBits, trigramFilter } from './filter.js'
 import { unpackBody } from './pack.js'
@@ -90,15 +93,15 @@ function insertionPoint(list: Entry[], at: number): number {
 }
 
 /**
- * `memory`: the inbox in this process, insertion-ordered, O(1) by id, counts
+ * One inbox of the `memory` driver: insertion-ordered, O(1) by id, counts
  * kept as mail comes and goes. Listings read summaries only; bodies and raw
  * sources are kept packed (deflated against the search text) and unpacked
  * only when one message is asked for. A message restored from where it is
  * kept (`restore`, the mail directory) holds only its summary here: its
  * content is read from there when asked for, and its text when a word is
- * first searched for. Its memory grows with the inbox.
+ * first searched for.
  */
-export const memoryDriver = defineStorageDriver((): StorageDriver => {
+function memoryInbox() {
   const byId = new Map<string, Entry>()
   /** Arrival order, with removed entries left as tombstones until compacted. */
   let arrival: Entry[] = []
@@ -218,9 +221,15 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   }
 
   return {
-    name: 'memory',
-    prepare: new URL('./prepare.js', import.meta.url).href,
-    async add({ email, raw, prepared }) {
+    get size() {
+      return byId.size
+    },
+    /** Time of receipt of the newest message; null when empty. */
+    newest(): string | null {
+      const first = walk('desc').next()
+      return first.done ? null : first.value.summary.time
+    },
+    async add({ email, raw, prepared }: IncomingMail) {
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
       const entry: Entry = {
         summary: toSummary(email),
@@ -238,7 +247,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       if (!rawPacked) entry.raw = raw
       insert(entry)
     },
-    async restore(kept) {
+    async restore(kept: KeptMail) {
       const { summary, cc, envelope } = kept
       insert({
         summary,
@@ -256,16 +265,16 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       })
       unindexedCount++
     },
-    has: async (id) => byId.has(id),
-    summary: async (id) => {
+    has: async (id: string) => byId.has(id),
+    summary: async (id: string) => {
       const summary = byId.get(id)?.summary
       return summary && { ...summary }
     },
-    async get(id) {
+    async get(id: string) {
       const entry = byId.get(id)
       return entry && fullRecord(entry)
     },
-    async raw(id) {
+    async raw(id: string) {
       const entry = byId.get(id)
       if (!entry) return undefined
       if (entry.kept) {
@@ -276,11 +285,11 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       }
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
-    async markRead(id) {
+    async markRead(id: string) {
       const entry = byId.get(id)
       return entry ? setRead(entry) : false
     },
-    async markUnread(id) {
+    async markUnread(id: string) {
       const entry = byId.get(id)
       if (!entry?.summary.read) return false
       entry.summary.read = false
@@ -293,13 +302,13 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       for (const entry of byId.values()) if (setRead(entry)) changed.push(entry.summary.id)
       return changed
     },
-    async update(id, changes) {
+    async update(id: string, changes: EmailUpdate) {
       const entry = byId.get(id)
       if (!entry) return false
       entry.changes = { ...entry.changes, ...changes }
       return true
     },
-    async remove(id) {
+    async remove(id: string) {
       const entry = byId.get(id)
       if (!entry) return false
       byId.delete(id)
@@ -319,7 +328,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       }
       return true
     },
-    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }) {
+    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }: PageQuery): Promise<SummaryPage> {
       const query = typeof search === 'string' ? parseSearch(search) : search
       // Until none is left: messages restored while a run was under way are not in its list.
       if (query.terms.some((term) => term.kind === 'text')) while (unindexedCount > 0) await indexAll()
@@ -354,7 +363,8 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       return { items: items.map((summary) => ({ ...summary })), total, storeTotal: byId.size, unread, skip, limit: clamped }
     },
     counts: async () => ({ total: byId.size, unread }),
-    async oldest(count) {
+    unread: () => unread,
+    async oldest(count: number) {
       const ids: string[] = []
       if (count <= 0) return ids
       for (const entry of walk('asc')) {
@@ -363,13 +373,74 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
       }
       return ids
     },
-    async *emails(order) {
+    async *emails(order?: SortOrder) {
       // A snapshot of the list: removals while the caller reads are skipped, arrivals not seen.
       const entries = [...walk(order)]
       for (const entry of entries) {
         const email = entry.removed ? undefined : await fullRecord(entry)
         if (email) yield email
       }
+    },
+  }
+}
+
+type MemoryInbox = ReturnType<typeof memoryInbox>
+
+/**
+ * `memory`: every inbox in this process, each its own set of lists and
+ * counts (see memoryInbox), made when mail first arrives in it and dropped
+ * once it is empty. Its memory grows with the mail it holds.
+ */
+export const memoryDriver = defineStorageDriver((): StorageDriver => {
+  const inboxes = new Map<string, MemoryInbox>()
+  /** What an inbox that holds nothing reads as; never written to. */
+  const empty = memoryInbox()
+  const reading = (inbox: string): MemoryInbox => inboxes.get(inbox) ?? empty
+  const writing = (inbox: string): MemoryInbox => {
+    let found = inboxes.get(inbox)
+    if (!found) inboxes.set(inbox, (found = memoryInbox()))
+    return found
+  }
+  /** An inbox emptied by a failed or removing call holds no memory. */
+  const dropIfEmpty = (inbox: string) => {
+    if (inboxes.get(inbox)?.size === 0) inboxes.delete(inbox)
+  }
+  return {
+    name: 'memory',
+    prepare: new URL('./prepare.js', import.meta.url).href,
+    async add(inbox, mail) {
+      try {
+        await writing(inbox).add(mail)
+      } finally {
+        dropIfEmpty(inbox)
+      }
+    },
+    async restore(inbox, kept) {
+      try {
+        await writing(inbox).restore(kept)
+      } finally {
+        dropIfEmpty(inbox)
+      }
+    },
+    has: (inbox, id) => reading(inbox).has(id),
+    summary: (inbox, id) => reading(inbox).summary(id),
+    get: (inbox, id) => reading(inbox).get(id),
+    raw: (inbox, id) => reading(inbox).raw(id),
+    markRead: (inbox, id) => reading(inbox).markRead(id),
+    markUnread: (inbox, id) => reading(inbox).markUnread(id),
+    update: (inbox, id, changes) => reading(inbox).update(id, changes),
+    markAllRead: (inbox) => reading(inbox).markAllRead(),
+    async remove(inbox, id) {
+      const removed = await reading(inbox).remove(id)
+      dropIfEmpty(inbox)
+      return removed
+    },
+    page: (inbox, query) => reading(inbox).page(query),
+    counts: (inbox) => reading(inbox).counts(),
+    oldest: (inbox, count) => reading(inbox).oldest(count),
+    emails: (inbox, order) => reading(inbox).emails(order),
+    async inboxes() {
+      return [...inboxes].map(([name, inbox]) => ({ name, total: inbox.size, unread: inbox.unread(), newest: inbox.newest() }))
     },
   }
 })

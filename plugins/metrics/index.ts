@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
-import { DEFAULT_INBOX, defineOptions, definePlugin, type MailStore, type OptionValues, type SmtpIntake } from 'svc-mail/kit'
+import { defineOptions, definePlugin, type MailArrival, type MailStore, type OptionValues, type SmtpIntake } from 'svc-mail/kit'
 
 const options = defineOptions({
   metrics: {
@@ -20,8 +20,10 @@ function createMetrics(store: MailStore, smtp: SmtpIntake) {
   collectDefaultMetrics({ register })
   const registers = [register]
   const inboxCounts = async (pick: 'total' | 'unread', gauge: Gauge<'inbox'>) => {
-    // Read at scrape time from the store: on shared PostgreSQL, what every instance sees.
-    gauge.set({ inbox: DEFAULT_INBOX }, (await store.counts())[pick])
+    // Read at scrape time from the store: on shared PostgreSQL, what every instance sees; an inbox removed since drops out.
+    const inboxes = await store.inboxes()
+    gauge.reset()
+    for (const info of inboxes) gauge.set({ inbox: info.name }, info[pick])
   }
   return {
     register,
@@ -35,7 +37,7 @@ function createMetrics(store: MailStore, smtp: SmtpIntake) {
     deleted: new Counter({ name: 'svc_messages_deleted_total', help: 'Messages this instance removed (routes, tools, eviction, retention)', registers }),
     stored: new Gauge({
       name: 'svc_messages_stored',
-      help: 'Messages in the inbox, as the storage counts them',
+      help: 'Messages in each inbox, as the storage counts them',
       labelNames: ['inbox'] as const,
       registers,
       async collect() {
@@ -44,7 +46,7 @@ function createMetrics(store: MailStore, smtp: SmtpIntake) {
     }),
     unread: new Gauge({
       name: 'svc_messages_unread',
-      help: 'Unread messages in the inbox, as the storage counts them',
+      help: 'Unread messages in each inbox, as the storage counts them',
       labelNames: ['inbox'] as const,
       registers,
       async collect() {
@@ -88,8 +90,12 @@ export default definePlugin({
   routes: ['/metrics'],
   setup({ http, hooks, store, smtp }) {
     const metrics = createMetrics(store, smtp)
-    hooks.hook('mail:accepted', (_email, { origin }) => {
-      if (origin === 'smtp') metrics.received.inc()
+    // A message routed to several inboxes is accepted once per copy, with one arrival: counted once.
+    const counted = new WeakSet<MailArrival>()
+    hooks.hook('mail:accepted', (_email, arrival) => {
+      if (arrival.origin !== 'smtp' || counted.has(arrival)) return
+      counted.add(arrival)
+      metrics.received.inc()
     })
     hooks.hook('mail:rejected', ({ reason }) => {
       metrics.rejected.inc({ reason })

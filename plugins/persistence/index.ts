@@ -1,7 +1,7 @@
-import { access, constants, mkdir, rm } from 'node:fs/promises'
+import { access, constants, mkdir, readdir, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { ConsolaInstance } from 'consola'
-import { ConfigError, defineOptions, definePlugin, type OptionValues } from 'svc-mail/kit'
+import { ConfigError, DEFAULT_INBOX, defineOptions, definePlugin, inboxName, type MailStore, type OptionValues } from 'svc-mail/kit'
 import { metaFilePath, removeMailFiles, scanDirectory, writeMailFile, type DirectoryScan } from './files.js'
 import { loadedId, loadMailFiles, type LoadedMail } from './load.js'
 import { writeMetaFile, writeMetaRead } from './meta.js'
@@ -10,55 +10,72 @@ const options = defineOptions({
   mailDirectory: { type: 'dir', default: '', env: 'SVC_MAIL_DIRECTORY', description: 'Keep mail as .eml files in this directory and restore it at start-up' },
 })
 
+/** Where the inboxes other than `default` are kept, each in a directory of its name. */
+const INBOXES_DIR = 'inboxes'
+
 /**
  * `--mail-directory`: every accepted message is kept as `<dir>/<id>.eml`
  * (the 2.x layout) with what intake knew beside it in `<id>.json`, before
  * the SMTP client gets its `250`, restored at start-up, and its files
- * removed when the message is removed. See docs/storage.md.
+ * removed when the message is removed. `default` is kept at the root, every
+ * other inbox in `<dir>/inboxes/<inbox>/`. See docs/storage.md.
  */
 export default definePlugin({
   name: 'persistence',
   options,
   enabled: (config) => Boolean(config.mailDirectory),
   async setup({ config, hooks, store, logger, services }) {
-    const dir = config.mailDirectory
-    await prepareDirectory(dir)
+    const root = config.mailDirectory
+    await prepareDirectory(root)
+    const dirOf = (inbox: string) => (inbox === DEFAULT_INBOX ? root : join(root, INBOXES_DIR, inbox))
+    /** `default`, then every inbox kept in a directory of a valid name; anything else there is left alone. */
+    const keptInboxes = async (): Promise<string[]> => {
+      const entries = await readdir(join(root, INBOXES_DIR), { withFileTypes: true }).catch(() => [])
+      const names = entries.filter((entry) => entry.isDirectory() && inboxName(entry.name) === entry.name).map((entry) => entry.name)
+      return [DEFAULT_INBOX, ...names.filter((name) => name !== DEFAULT_INBOX)]
+    }
 
-    /** File work per id, chained: a removal waits for the write before it; reload leaves these ids alone. */
+    /** File work per message, chained: a removal waits for the write before it; reload leaves these alone. */
     const pending = new Map<string, Promise<void>>()
-    const track = (id: string, work: () => Promise<void>): Promise<void> => {
-      const run = (pending.get(id) ?? Promise.resolve()).catch(() => {}).then(work)
-      pending.set(id, run)
+    const track = (inbox: string, id: string, work: () => Promise<void>): Promise<void> => {
+      const key = `${inbox}/${id}`
+      const run = (pending.get(key) ?? Promise.resolve()).catch(() => {}).then(work)
+      pending.set(key, run)
       const settle = () => {
-        if (pending.get(id) === run) pending.delete(id)
+        if (pending.get(key) === run) pending.delete(key)
       }
       run.then(settle, settle)
       return run
     }
-    const started = Date.now()
-    const scan = await scanDirectory(dir)
-    reportRefused(scan, logger)
-    // A temporary file is a write that never finished, so its message was never acknowledged.
-    await Promise.all(scan.temps.map((name) => rm(join(dir, name), { force: true })))
-    if (scan.temps.length) logger.info(`Removed ${scan.temps.length} unfinished write(s) left by a crash`)
-    await Promise.all(scan.orphans.map((id) => rm(metaFilePath(dir, id), { force: true })))
-    if (scan.orphans.length) logger.info(`Removed ${scan.orphans.length} metadata file(s) whose message is gone`)
     const { prepare } = store.driver
     /** A kept message is restored, its content left in its files; a parsed one is added. */
-    const storeLoaded = (loaded: LoadedMail): Promise<void> => ('kept' in loaded ? store.restore(loaded.kept) : store.add(loaded.parsed))
+    const storeLoaded = (inbox: MailStore, loaded: LoadedMail): Promise<void> => ('kept' in loaded ? inbox.restore(loaded.kept) : inbox.add(loaded.parsed))
     /** Restored by parsing: their sidecars are written once svc serves, not while it starts. */
-    const parsed: string[] = []
-    const restored = await loadMailFiles(dir, scan.ids, prepare, logger, async (loaded) => {
-      await storeLoaded(loaded)
-      if ('parsed' in loaded) parsed.push(loaded.parsed.email.id)
-    })
-    logger.info(`Restored ${restored} email(s) from ${dir} in ${Date.now() - started} ms`)
+    const parsed: Array<{ inbox: string; id: string }> = []
+
+    const started = Date.now()
+    let restored = 0
+    for (const inbox of await keptInboxes()) {
+      const dir = dirOf(inbox)
+      const scan = await scanDirectory(dir)
+      reportRefused(scan, logger)
+      // A temporary file is a write that never finished, so its message was never acknowledged.
+      await Promise.all(scan.temps.map((name) => rm(join(dir, name), { force: true })))
+      if (scan.temps.length) logger.info(`Removed ${scan.temps.length} unfinished write(s) left by a crash`)
+      await Promise.all(scan.orphans.map((id) => rm(metaFilePath(dir, id), { force: true })))
+      if (scan.orphans.length) logger.info(`Removed ${scan.orphans.length} metadata file(s) whose message is gone`)
+      restored += await loadMailFiles(dir, scan.ids, prepare, logger, async (loaded) => {
+        await storeLoaded(store.inbox(inbox), loaded)
+        if ('parsed' in loaded) parsed.push({ inbox, id: loaded.parsed.email.id })
+      })
+    }
+    logger.info(`Restored ${restored} email(s) from ${root} in ${Date.now() - started} ms`)
 
     /** Writes the sidecar of a stored message, as it is now, so the next start need not parse its file. */
-    const keepRecord = (id: string): Promise<void> =>
-      track(id, async () => {
-        const email = await store.get(id)
-        if (email) await writeMetaFile(dir, email)
+    const keepRecord = (inbox: string, id: string): Promise<void> =>
+      track(inbox, id, async () => {
+        const email = await store.inbox(inbox).get(id)
+        if (email) await writeMetaFile(dirOf(inbox), email)
       }).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
     let stopping = false
     let backfill = Promise.resolve()
@@ -67,9 +84,9 @@ export default definePlugin({
       // Once svc serves: done while it starts, the writes would hold up its start.
       hooks.hook('server:ready', () => {
         backfill = (async () => {
-          for (const id of parsed.splice(0)) {
+          for (const { inbox, id } of parsed.splice(0)) {
             if (stopping) return
-            await keepRecord(id)
+            await keepRecord(inbox, id)
           }
         })()
       }),
@@ -77,21 +94,24 @@ export default definePlugin({
       hooks.hook('mail:received', async (email, { raw, origin }) => {
         // A reloaded message comes from its own file. The sidecar first: the `.eml` is what makes a message,
         // and its directory flush covers both.
-        if (origin !== 'reload') await track(email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
+        if (origin === 'reload') return
+        const dir = dirOf(email.inbox)
+        if (email.inbox !== DEFAULT_INBOX) await mkdir(dir, { recursive: true })
+        await track(email.inbox, email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
       }),
       // Kept in the sidecar, so a restart gives the read state back; one at a time, read-all may name thousands.
-      hooks.hook('mail:read', async ({ ids, read }) => {
+      hooks.hook('mail:read', async ({ inbox, ids, read }) => {
         for (const id of ids) {
-          await track(id, () => writeMetaRead(dir, id, read)).catch((error: Error) => {
+          await track(inbox, id, () => writeMetaRead(dirOf(inbox), id, read)).catch((error: Error) => {
             logger.warn(`Could not keep the read state of ${id}: ${error.message}`)
           })
         }
       }),
       // The whole sidecar again: the relay's fields live in its body, which has no fixed width to write in place.
-      hooks.hook('mail:updated', ({ id }) => keepRecord(id)),
-      hooks.hook('mail:deleted', async ({ id }) => {
+      hooks.hook('mail:updated', ({ inbox, id }) => keepRecord(inbox, id)),
+      hooks.hook('mail:deleted', async ({ inbox, id }) => {
         try {
-          await track(id, () => removeMailFiles(dir, id))
+          await track(inbox, id, () => removeMailFiles(dirOf(inbox), id))
         } catch (error) {
           // The message is gone from the store either way; its file would come back at the next start.
           logger.warn(`Could not remove the files of ${id}: ${(error as Error).message}`)
@@ -101,20 +121,27 @@ export default definePlugin({
 
     /** Loads `.eml` files added while running; they reach `mail:received` like new mail, so listeners and the cap see them. */
     const reload = async (): Promise<number> => {
+      let count = 0
+      for (const inbox of await keptInboxes()) count += await reloadInbox(store.inbox(inbox))
+      logger.info(`Reloaded ${count} email(s) from ${root}`)
+      return count
+    }
+    const reloadInbox = async (inbox: MailStore): Promise<number> => {
+      const dir = dirOf(inbox.name)
       const found = await scanDirectory(dir)
       reportRefused(found, logger)
-      const isNew = async (id: string) => !pending.has(id) && !(await store.has(id))
+      const isNew = async (id: string) => !pending.has(`${inbox.name}/${id}`) && !(await inbox.has(id))
       const fresh: string[] = []
       for (const id of found.ids) if (await isNew(id)) fresh.push(id)
       let count = 0
       await loadMailFiles(dir, fresh, prepare, logger, async (loaded) => {
         const id = loadedId(loaded)
         if (!(await isNew(id))) return
-        await storeLoaded(loaded)
-        if ('parsed' in loaded) await keepRecord(id)
+        await storeLoaded(inbox, loaded)
+        if ('parsed' in loaded) await keepRecord(inbox.name, id)
         count++
-        // Listeners get the whole message, as they do new mail.
-        const [email, raw] = 'parsed' in loaded ? [loaded.parsed.email, loaded.parsed.raw] : await Promise.all([store.get(id), store.raw(id)])
+        // Listeners get the whole message as stored, as they do new mail.
+        const [email, raw] = await Promise.all([inbox.get(id), inbox.raw(id)])
         if (!email || !raw) return
         const arrival = { raw, origin: 'reload' } as const
         try {
@@ -124,7 +151,6 @@ export default definePlugin({
           logger.warn(`A plugin failed on reloaded email ${email.id}: ${(error as Error).message}`)
         }
       })
-      logger.info(`Reloaded ${count} email(s) from ${dir}`)
       return count
     }
     // One reload at a time, so two callers never load the same file twice.

@@ -52,9 +52,9 @@ interface SummaryRow {
 }
 
 /** The summary with its current read state, fields in the order toSummary gives them. */
-function summaryOf({ summary, read }: SummaryRow): EmailSummary {
+function summaryOf(inbox: string, { summary, read }: SummaryRow): EmailSummary {
   const { id, time, subject, size, sizeHuman, from, to, attachmentCount, preview } = summary
-  return { id, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
+  return { id, inbox, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
 }
 
 /** A full row: the summary, the body as intake made it, and the columns set after intake. */
@@ -64,8 +64,8 @@ interface EmailRow extends SummaryRow {
   relayed_to: EmailUpdate['relayedTo'] | null
 }
 
-const emailOf = ({ body, relayed_at, relayed_to, ...row }: EmailRow): Email =>
-  toEmail(summaryOf(row), relayed_at ? { ...body, relayedAt: relayed_at.toISOString(), relayedTo: relayed_to ?? [] } : body)
+const emailOf = (inbox: string, { body, relayed_at, relayed_to, ...row }: EmailRow): Email =>
+  toEmail(summaryOf(inbox, row), relayed_at ? { ...body, relayedAt: relayed_at.toISOString(), relayedTo: relayed_to ?? [] } : body)
 
 /**
  * A value for a `json` column, as JSON text sent as `text` (`::text::json`):
@@ -88,7 +88,7 @@ const joined = (sql: Sql, parts: Fragment[]): Fragment => parts.reduce((all, par
  * table, never bodies. Changes are announced with NOTIFY in the statement
  * that makes them, so other instances hear of them once committed.
  */
-export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDriver => {
+export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   const server = describeServer(url)
   const options = {
     onnotice: () => {},
@@ -111,7 +111,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
   const origin = randomUUID()
   const listeners = new Set<(change: StorageChange) => void>()
   let unlisten: (() => Promise<void>) | undefined
-  /** Ids removed while a full listing is being read: it skips them, as a reader expects. */
+  /** Keys (inbox/id) removed while a full listing is being read: it skips them, as a reader expects. */
   const removedDuringListing = new Set<string>()
   let listings = 0
 
@@ -131,17 +131,17 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     sql`ANALYZE svc_mail`.catch(() => {})
   }
 
-  const notify = async (type: StorageChange['type'], ids: string[]) => {
+  const notify = async (inbox: string, type: StorageChange['type'], ids: string[]) => {
     for (const part of chunks(ids, IDS_PER_NOTICE)) {
       const notice: Notice = { inbox, origin, type, ids: part }
       await run('announce a change', () => sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`)
     }
   }
   /** A NOTIFY as a fragment of the statement that makes the change: sent when, and only if, it commits. */
-  const notice = (type: StorageChange['type'], id: string) => JSON.stringify({ inbox, origin, type, ids: [id] } satisfies Notice)
+  const notice = (inbox: string, type: StorageChange['type'], id: string) => JSON.stringify({ inbox, origin, type, ids: [id] } satisfies Notice)
 
-  const forgetDuringListing = (id: string) => {
-    if (listings > 0) removedDuringListing.add(id)
+  const forgetDuringListing = (inbox: string, id: string) => {
+    if (listings > 0) removedDuringListing.add(`${inbox}/${id}`)
   }
 
   const tell = (change: StorageChange) => {
@@ -154,15 +154,16 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     } catch {
       return
     }
-    if (parsed.inbox !== inbox || parsed.origin === origin) return
-    if (parsed.type === 'read' || parsed.type === 'unread') return tell({ type: parsed.type, ids: parsed.ids })
+    if (parsed.origin === origin) return
+    const { inbox } = parsed
+    if (parsed.type === 'read' || parsed.type === 'unread') return tell({ type: parsed.type, inbox, ids: parsed.ids })
     for (const id of parsed.ids) {
-      if (parsed.type === 'removed') forgetDuringListing(id)
-      tell({ type: parsed.type, id })
+      if (parsed.type === 'removed') forgetDuringListing(inbox, id)
+      tell({ type: parsed.type, inbox, id })
     }
   }
 
-  const counts = async () => {
+  const counts = async (inbox: string) => {
     const [row] = await run(
       'count emails',
       () => sql<[{ total: number; unread: number }]>`
@@ -171,7 +172,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
     return { total: row.total, unread: row.unread }
   }
 
-  async function* rowsInOrder(order?: SortOrder): AsyncGenerator<Email> {
+  async function* rowsInOrder(inbox: string, order?: SortOrder): AsyncGenerator<Email> {
     // Keyset batches: each a short indexed query, no transaction held open while the caller reads.
     let after: { received: number; seq: number } | undefined
     for (;;) {
@@ -189,7 +190,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
           SELECT ${emailColumns}, received::float8 AS received, seq::float8 AS seq FROM svc_mail
           WHERE inbox = ${inbox} ${key} ORDER BY ${sort} LIMIT ${BATCH}`,
       )
-      for (const row of rows) if (!removedDuringListing.has(row.summary.id)) yield emailOf(row)
+      for (const row of rows) if (!removedDuringListing.has(`${inbox}/${row.summary.id}`)) yield emailOf(inbox, row)
       if (rows.length < BATCH) return
       const last = rows.at(-1)!
       after = { received: last.received, seq: last.seq }
@@ -205,7 +206,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       // A restarted instance plans with what the table holds now.
       sql`ANALYZE svc_mail`.catch(() => {})
     },
-    async add({ email, raw }) {
+    async add(inbox, { email, raw }) {
       const { read, ...summary } = toSummary(email)
       const { cc, date, text, html, headers, priority, attachments, envelope, warnings } = email
       const body: EmailBody = { cc, date, text, html, headers, priority, attachments, envelope, warnings }
@@ -226,7 +227,7 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
                 ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
               RETURNING id
             )
-            SELECT pg_notify(${CHANNEL}, ${notice('added', email.id)}) FROM added`
+            SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'added', email.id)}) FROM added`
         } catch (error) {
           // A retry after a commit whose answer was lost finds its own row: stored, as asked.
           if (attempt > 1 && (error as { code?: string }).code === '23505') return
@@ -236,47 +237,47 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       })
       analyzeSoon()
     },
-    async has(id) {
+    async has(inbox, id) {
       const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return rows.length > 0
     },
-    async summary(id) {
+    async summary(inbox, id) {
       const [row] = await run('read an email', () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
-      return row && summaryOf(row)
+      return row && summaryOf(inbox, row)
     },
-    async get(id) {
+    async get(inbox, id) {
       const [row] = await run('read an email', () => sql<EmailRow[]>`SELECT ${emailColumns} FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
-      return row && emailOf(row)
+      return row && emailOf(inbox, row)
     },
-    async raw(id) {
+    async raw(inbox, id) {
       const [row] = await run('read an email', () => sql<Array<{ raw: Buffer }>>`SELECT raw FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row?.raw
     },
-    async markRead(id) {
+    async markRead(inbox, id) {
       const rows = await run(
         'mark an email read',
         () => sql`
           WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${idValue(id)} AND NOT read RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice('read', id)}) FROM changed`,
+          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'read', id)}) FROM changed`,
       )
       return rows.length > 0
     },
-    async markUnread(id) {
+    async markUnread(inbox, id) {
       const rows = await run(
         'mark an email unread',
         () => sql`
           WITH changed AS (UPDATE svc_mail SET read = false WHERE inbox = ${inbox} AND id = ${idValue(id)} AND read RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice('unread', id)}) FROM changed`,
+          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'unread', id)}) FROM changed`,
       )
       return rows.length > 0
     },
-    async markAllRead() {
+    async markAllRead(inbox) {
       const rows = await run('mark emails read', () => sql<Array<{ id: string }>>`UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND NOT read RETURNING id`)
       const ids = rows.map((row) => row.id)
-      await notify('read', ids)
+      await notify(inbox, 'read', ids)
       return ids
     },
-    async update(id, { relayedAt, relayedTo }) {
+    async update(inbox, id, { relayedAt, relayedTo }) {
       const rows = await run(
         'update an email',
         () => sql`
@@ -286,18 +287,18 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       )
       return rows.length > 0
     },
-    async remove(id) {
+    async remove(inbox, id) {
       const rows = await run(
         'remove an email',
         () => sql`
           WITH removed AS (DELETE FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice('removed', id)}) FROM removed`,
+          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'removed', id)}) FROM removed`,
       )
       if (rows.length === 0) return false
-      forgetDuringListing(id)
+      forgetDuringListing(inbox, id)
       return true
     },
-    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false }) {
+    async page(inbox, { skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false }) {
       const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
       const { conditions, byText } = searchConditions(sql, search)
       if (unreadOnly) conditions.push(sql`AND NOT read`)
@@ -324,19 +325,19 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
         if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
         throw error
       })
-      const [{ items, total }, inboxCounts] = await Promise.all([searched, counts()])
-      return { items: items.map(summaryOf), total: total ?? inboxCounts.total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
+      const [{ items, total }, inboxCounts] = await Promise.all([searched, counts(inbox)])
+      return { items: items.map((row) => summaryOf(inbox, row)), total: total ?? inboxCounts.total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
     },
     counts,
-    async oldest(count) {
+    async oldest(inbox, count) {
       if (count <= 0) return []
       const rows = await run('list emails', () => sql<Array<{ id: string }>>`SELECT id FROM svc_mail WHERE inbox = ${inbox} ORDER BY received, seq LIMIT ${count}`)
       return rows.map((row) => row.id)
     },
-    async *emails(order) {
+    async *emails(inbox, order) {
       listings++
       try {
-        yield* rowsInOrder(order)
+        yield* rowsInOrder(inbox, order)
       } finally {
         if (--listings === 0) removedDuringListing.clear()
       }
@@ -345,15 +346,27 @@ export const postgresDriver = defineStorageDriver(({ url, inbox }): StorageDrive
       // A session lock on a connection of its own, held while the task runs its queries on others.
       const connection = await run('lock', () => sql.reserve())
       try {
-        await connection`SELECT pg_advisory_lock(hashtext(${inbox}), hashtext(${name}))`
+        await connection`SELECT pg_advisory_lock(hashtext('svc'), hashtext(${name}))`
         try {
           return await task()
         } finally {
-          await connection`SELECT pg_advisory_unlock(hashtext(${inbox}), hashtext(${name}))`.catch(() => {})
+          await connection`SELECT pg_advisory_unlock(hashtext('svc'), hashtext(${name}))`.catch(() => {})
         }
       } finally {
         connection.release()
       }
+    },
+    async inboxes() {
+      // The counts table names every inbox that holds mail; each newest time is one step down its index.
+      const rows = await run(
+        'list inboxes',
+        () => sql<Array<{ name: string; total: number; unread: number; newest: number | null }>>`
+          SELECT c.inbox AS name, c.total, c.unread,
+            (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox)::float8 AS newest
+          FROM (SELECT inbox, sum(total)::int AS total, sum(unread)::int AS unread FROM svc_counts GROUP BY inbox) c
+          WHERE c.total > 0`,
+      )
+      return rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : new Date(newest).toISOString() }))
     },
     watch(listener) {
       listeners.add(listener)

@@ -68,7 +68,7 @@ export async function createOutgoing(config: OutgoingConfig, store: MailStore, l
     logger.info(`Relayed email ${email.id} to ${info.accepted.join(', ')} via ${server}`)
     // The mail went out: failing to note it must not fail the relay (a retry would send it twice).
     const relayed = { relayedAt: new Date().toISOString(), relayedTo: info.accepted.map((address) => ({ address })) }
-    await store.update(email.id, relayed).catch((error: Error) => logger.warn(`Could not note the relay of email ${email.id}: ${error.message}`))
+    await store.inbox(email.inbox).update(email.id, relayed).catch((error: Error) => logger.warn(`Could not note the relay of email ${email.id}: ${error.message}`))
   }
 
   return { relay, send, close: () => transport.close() }

@@ -48,7 +48,7 @@ export async function removeReceivedBefore(store: MailStore, cutoff: number): Pr
 }
 
 /**
- * `--max-age`: mail older than that, by time of receipt, goes through the
+ * `--max-age`: mail of every inbox older than that, by time of receipt, goes through the
  * single removal path (so `deleteMail` goes out and files are removed), once
  * at start-up after the backlog is restored and then every
  * `sweepInterval(maxAge)`. One log line per sweep that removed something.
@@ -63,8 +63,13 @@ export default definePlugin({
 
     const sweep = async () => {
       try {
-        // Once per inbox: instances sharing a storage take turns, and the later ones find nothing left.
-        const removed = await store.exclusive('retention', () => removeReceivedBefore(store, Date.now() - maxAgeMs))
+        // Once: instances sharing a storage take turns, and the later ones find nothing left.
+        const removed = await store.exclusive('retention', async () => {
+          const cutoff = Date.now() - maxAgeMs
+          let count = 0
+          for (const { name, newest } of await store.inboxes()) if (newest !== null) count += await removeReceivedBefore(store.inbox(name), cutoff)
+          return count
+        })
         if (removed) logger.info(`Removed ${removed} email(s) older than ${config.maxAge}`)
       } catch (error) {
         // The next sweep tries again; a failed one loses nothing.

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import { Server } from 'socket.io'
-import { boundSummary, createAdmission, defineOptions, definePlugin, toSummary, type EmailSummary, type OptionValues } from 'svc-mail/kit'
+import { Server, type Socket } from 'socket.io'
+import { boundSummary, createAdmission, defineOptions, definePlugin, inboxName, INBOX_NAME_RULE, toSummary, type EmailSummary, type OptionValues, type SvcServices } from 'svc-mail/kit'
 
 const options = defineOptions({
   socketioMaxSessions: {
@@ -56,11 +56,11 @@ function drop(connection: EngineConnection): void {
 /** Engine.IO's JSONP transport is asked for with a `j` parameter. */
 const isJsonp = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://svc').searchParams.has('j')
 
-/** What live clients receive, per spec.md section 6. */
+/** What live clients receive, per spec.md section 6; every payload names its inbox. */
 export interface SocketEvents {
   newMail: (summary: EmailSummary) => void
-  deleteMail: (event: { id: string }) => void
-  readMail: (event: { ids: string[]; read: boolean }) => void
+  deleteMail: (event: { inbox: string; id: string }) => void
+  readMail: (event: { inbox: string; ids: string[]; read: boolean }) => void
 }
 
 declare module 'svc-mail' {
@@ -74,12 +74,38 @@ declare module 'svc-mail' {
   }
 }
 
+/** A client watching every inbox it may read. */
+const EVERY_INBOX = '*'
+/** The room of the clients of one inbox; `*` clients join every inbox's through `ALL_ROOM`. */
+const roomOf = (inbox: string) => `inbox:${inbox}`
+const ALL_ROOM = 'inbox:*'
+
+/**
+ * The room a connecting client joins: the inbox it names (`auth: { inbox }`
+ * or the query parameter `inbox`; `default` when none), `*` for every inbox
+ * it may read. Credentials limited to one inbox (an inbox key) reach that
+ * inbox alone. An error for a name that is no inbox, or one it may not read.
+ */
+function chooseRoom(socket: Socket, services: Partial<SvcServices>): string | Error {
+  const { auth, query, headers } = socket.handshake
+  const asked = (auth as { inbox?: unknown }).inbox ?? query.inbox ?? 'default'
+  if (typeof asked !== 'string') return new Error('inbox must be a string')
+  const only = services.inboxAccess?.inboxOf(headers.authorization)
+  if (asked === EVERY_INBOX) return only === undefined ? ALL_ROOM : roomOf(only)
+  const inbox = inboxName(asked)
+  if (!inbox) return new Error(`${JSON.stringify(asked)} is not an inbox name: ${INBOX_NAME_RULE}`)
+  if (only !== undefined && only !== inbox) return new Error('This inbox key reaches its own inbox alone')
+  return roomOf(inbox)
+}
+
 /**
  * Live events at `<base_pathname>/socket.io`: `newMail` with the summary of
- * every message accepted (after its `250`), `deleteMail` with `{ id }` for
- * every removal, whatever its cause (the store has one removal path that
- * fires `mail:deleted`), `readMail` with `{ ids, read }` for every change of
- * read state (one event per operation, naming the messages it changed).
+ * every message accepted (after its `250`), `deleteMail` with `{ inbox, id }`
+ * for every removal, whatever its cause (the store has one removal path that
+ * fires `mail:deleted`), `readMail` with `{ inbox, ids, read }` for every
+ * change of read state (one event per operation, naming the messages it
+ * changed); each client gets those of the inbox it chose, one event per copy
+ * for a `*` client.
  */
 export default definePlugin({
   name: 'socketio',
@@ -122,22 +148,30 @@ export default definePlugin({
       }
     }
     services.io = io as unknown as Server
+    io.use((socket, next) => {
+      const room = chooseRoom(socket, services)
+      if (room instanceof Error) return next(room)
+      void socket.join(room)
+      next()
+    })
+    /** The clients of an inbox: its own room and every `*` client. */
+    const audience = (inbox: string) => io.to(roomOf(inbox)).to(ALL_ROOM)
 
     const unhooks = [
       hooks.hook('mail:accepted', (email) => {
         // socket.io encodes an event even for nobody: skip that work while no client listens.
         if (io.engine.clientsCount === 0) return
         dropSlowReaders()
-        io.emit('newMail', boundSummary(toSummary(email)))
+        audience(email.inbox).emit('newMail', boundSummary(toSummary(email)))
       }),
-      hooks.hook('mail:deleted', ({ id }) => {
+      hooks.hook('mail:deleted', ({ inbox, id }) => {
         dropSlowReaders()
-        io.emit('deleteMail', { id })
+        audience(inbox).emit('deleteMail', { inbox, id })
       }),
-      hooks.hook('mail:read', ({ ids, read }) => {
+      hooks.hook('mail:read', ({ inbox, ids, read }) => {
         if (io.engine.clientsCount === 0) return
         dropSlowReaders()
-        io.emit('readMail', { ids, read })
+        audience(inbox).emit('readMail', { inbox, ids, read })
       }),
     ]
 

@@ -8,6 +8,8 @@ export interface MailWaitOptions {
   timeoutMs: number
   /** Ends the wait early, e.g. when the client that asked went away; it then resolves undefined. */
   signal?: AbortSignal
+  /** The inbox whose mail counts; `default` when absent. */
+  inbox?: string
 }
 
 /** Requests waiting for mail: each costs a closure and a timer while it waits, nothing more. */
@@ -40,7 +42,7 @@ declare module 'svc-mail' {
 export default definePlugin({
   name: 'wait',
   setup({ hooks, store, services }) {
-    const registry = createWaiterRegistry(store)
+    const registry = createWaiterRegistry((inbox) => store.inbox(inbox))
     services.waiters = registry
     const unhooks = [
       hooks.hook('mail:received', (email) => registry.offer(email)),

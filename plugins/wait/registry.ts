@@ -1,7 +1,8 @@
-import { compileSearch, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
+import { compileSearch, DEFAULT_INBOX, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
 import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
 
 interface Waiter {
+  inbox: string
   matches: SearchMatcher
   finish(email: Email | undefined): void
 }
@@ -18,11 +19,11 @@ export interface WaiterRegistry extends MailWaiters {
  * and timer. A message kept is offered to each in turn; nothing polls, and a
  * waiter leaves the set when it is served, times out or its signal aborts.
  */
-export function createWaiterRegistry(store: MailStore): WaiterRegistry {
+export function createWaiterRegistry(inboxStore: (inbox: string) => MailStore): WaiterRegistry {
   const waiters = new Set<Waiter>()
 
   /** The newest stored match, found over what the store keeps for search (no body is unpacked but the one returned). */
-  async function newestStored(search: SearchQuery): Promise<Email | undefined> {
+  async function newestStored(store: MailStore, search: SearchQuery): Promise<Email | undefined> {
     const [newest] = (await store.page({ search, sort: 'desc', limit: 1 })).items
     return newest && store.get(newest.id)
   }
@@ -37,7 +38,7 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
     const slice = timeSlice()
     for (const waiter of [...waiters]) {
       if (slice.due()) await slice.pause()
-      if (waiters.has(waiter) && waiter.matches(target)) waiter.finish(email)
+      if (waiters.has(waiter) && waiter.inbox === email.inbox && waiter.matches(target)) waiter.finish(email)
     }
   }
 
@@ -45,13 +46,14 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
     get size() {
       return waiters.size
     },
-    wait(filter: MailWaitFilter, { timeoutMs, signal }: MailWaitOptions): Promise<Email | undefined> {
+    wait(filter: MailWaitFilter, { timeoutMs, signal, inbox = DEFAULT_INBOX }: MailWaitOptions): Promise<Email | undefined> {
       if (signal?.aborted) return Promise.resolve(undefined)
       const search = filterSearch(filter)
       return new Promise((resolve, reject) => {
         const onAbort = () => waiter.finish(undefined)
         const timer = setTimeout(onAbort, timeoutMs)
         const waiter: Waiter = {
+          inbox,
           matches: compileSearch(search),
           finish(email) {
             if (!waiters.delete(waiter)) return
@@ -63,7 +65,7 @@ export function createWaiterRegistry(store: MailStore): WaiterRegistry {
         // Registered before the store is read, so a message kept meanwhile is not missed.
         waiters.add(waiter)
         signal?.addEventListener('abort', onAbort, { once: true })
-        newestStored(search).then(
+        newestStored(inboxStore(inbox), search).then(
           (email) => email && waiter.finish(email),
           (error: unknown) => {
             waiter.finish(undefined)

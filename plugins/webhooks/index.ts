@@ -93,10 +93,11 @@ export interface WebhookStatus {
 /** How long stop() lets queued deliveries go out before cutting them off. */
 const STOP_GRACE_MS = 2_000
 
-/** What a receiver gets: the event and the summary of the new email, or `{ id }` of the removed one. */
+/** What a receiver gets: the event, its inbox, and the summary of the new email, or `{ inbox, id }` of the removed one. */
 export interface WebhookPayload {
   event: WebhookEvent
-  email: EmailSummary | { id: string }
+  inbox: string
+  email: EmailSummary | { inbox: string; id: string }
 }
 
 /**
@@ -137,7 +138,7 @@ export default definePlugin({
         logger,
       )
       const matches: SearchMatcher | undefined = query.trim() ? compileSearch(query) : undefined
-      return { url: target.url, events, matches, queue }
+      return { url: target.url, events, matches, inboxes: target.inboxes && new Set(target.inboxes), queue }
     })
     services.webhooks = webhooks.map(({ url, events, queue }) => ({
       url,
@@ -150,6 +151,8 @@ export default definePlugin({
     const send = (event: WebhookEvent, emailId: string, payload: WebhookPayload, wanted: (webhook: { matches?: SearchMatcher }) => boolean) => {
       let body: string | undefined
       for (const webhook of webhooks) {
+        // A webhook that names its inboxes hears of nothing in any other.
+        if (webhook.inboxes && !webhook.inboxes.has(payload.inbox)) continue
         if (webhook.events.has(event) && wanted(webhook)) webhook.queue.push(event, emailId, (body ??= JSON.stringify(payload)))
       }
     }
@@ -160,11 +163,11 @@ export default definePlugin({
       hooks.hook('mail:accepted', (email, { origin }) => {
         if (origin === 'remote') return
         let target: ReturnType<typeof searchTarget> | undefined
-        const payload: WebhookPayload = { event: 'mail:received', email: boundSummary(toSummary(email)) }
+        const payload: WebhookPayload = { event: 'mail:received', inbox: email.inbox, email: boundSummary(toSummary(email)) }
         send('mail:received', email.id, payload, ({ matches }) => !matches || matches((target ??= searchTarget(email))))
       }),
-      hooks.hook('mail:deleted', ({ id, remote }) => {
-        if (!remote) send('mail:deleted', id, { event: 'mail:deleted', email: { id } }, () => true)
+      hooks.hook('mail:deleted', ({ inbox, id, remote }) => {
+        if (!remote) send('mail:deleted', id, { event: 'mail:deleted', inbox, email: { inbox, id } }, () => true)
       }),
     ]
 

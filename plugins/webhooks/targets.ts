@@ -1,3 +1,4 @@
+import { inboxNameSchema } from 'svc-mail/kit'
 import { z } from 'zod'
 
 /** The events a webhook can be sent: a new message, a removal. */
@@ -21,8 +22,15 @@ const targetObject = z
       events: z.array(webhookEvent).min(1, 'events of a webhook must name at least one event').optional(),
       query: z.string({ error: 'query of a webhook must be a search string' }).optional(),
       secret: z.string({ error: 'secret of a webhook must be a string' }).min(1, 'secret of a webhook cannot be empty').optional(),
+      inboxes: z
+        .array(
+          inboxNameSchema,
+          { error: 'inboxes of a webhook must be an array of inbox names' },
+        )
+        .min(1, 'inboxes of a webhook must name at least one inbox')
+        .optional(),
     },
-    { error: 'a webhook is a URL or an object { url, events?, query?, secret? }' },
+    { error: 'a webhook is a URL or an object { url, events?, query?, secret?, inboxes? }' },
   )
   .strict()
 

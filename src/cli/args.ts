@@ -66,13 +66,13 @@ export function markBareFlags(rawArgs: string[], table: ReadonlyMap<string, Decl
  * would keep the last value only.
  */
 export function normalizeFlags(rawArgs: string[], table: ReadonlyMap<string, DeclaredOption>): string[] {
-  const names = new Map<string, { flag: string; list: boolean }>()
+  const names = new Map<string, { flag: string; list: boolean; separator: string }>()
   for (const [key, spec] of table) {
-    const target = { flag: flagName(key), list: spec.type === 'list' }
+    const target = { flag: flagName(key), list: spec.type === 'list', separator: spec.separator ?? ',' }
     names.set(flagName(key), target)
     if (isLongAlias(spec)) names.set(`--${spec.alias}`, target)
   }
-  const lists = new Map<string, { at: number; values: string[] }>()
+  const lists = new Map<string, { at: number; values: string[]; separator: string }>()
   const out: string[] = []
   for (let i = 0; i < rawArgs.length; i++) {
     const arg = rawArgs[i]!
@@ -94,9 +94,9 @@ export function normalizeFlags(rawArgs: string[], table: ReadonlyMap<string, Dec
     if (eq === -1) i++
     const seen = lists.get(target.flag)
     if (seen) seen.values.push(value)
-    else lists.set(target.flag, { at: out.push('') - 1, values: [value] })
+    else lists.set(target.flag, { at: out.push('') - 1, values: [value], separator: target.separator })
   }
-  for (const [flag, { at, values }] of lists) out[at] = `${flag}=${values.join(',')}`
+  for (const [flag, { at, values, separator }] of lists) out[at] = `${flag}=${values.join(separator)}`
   return out
 }
 

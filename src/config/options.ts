@@ -43,6 +43,8 @@ export interface OptionSpec {
   choices?: readonly string[]
   /** What `--help` shows as the value, e.g. `<address>`. */
   hint?: string
+  /** What separates the items of a `list` given as one string (a flag or variable); `,` when absent. */
+  separator?: string
   /**
    * What each item of a `list` must be: a word from a flag or variable, or an
    * array entry (an object too) from a config file, checked and shaped by this schema.

@@ -89,7 +89,9 @@ export function coerceOption(spec: OptionSpec, raw: unknown, source: string): { 
       return { value: raw }
     }
     case 'list': {
-      const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(',') : undefined
+      // A config file may give a list of pairs as an object, `{ team: 'key' }`: its entries are the items.
+      const pairs = spec.items && typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? Object.entries(raw) : undefined
+      const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? raw.split(spec.separator ?? ',') : pairs
       if (list && spec.items) return coerceItems(spec.items, list, source)
       if (!list || list.some((item) => typeof item !== 'string')) return bad('a comma-separated list')
       const words = list.map((item: string) => (spec.choices ? item.trim().toUpperCase() : item.trim())).filter(Boolean)
@@ -201,7 +203,8 @@ export function needTogether(config: Record<string, unknown>, a: string, b: stri
 /** The kernel's options that only make sense together. */
 function kernelChecks(config: SvcConfig): string[] {
   const problems = [
-    ...needTogether(config, 'incomingUser', 'incomingPass'),
+    // --incoming-pass alone is for a plugin that takes any user name (SmtpIntake.acceptAnyUser); it checks that itself.
+    ...(config.incomingUser && !config.incomingPass ? ['--incoming-user needs --incoming-pass'] : []),
     ...needTogether(config, 'incomingCert', 'incomingKey'),
     ...needTogether(config, 'httpsKey', 'httpsCert'),
   ]

@@ -14,6 +14,7 @@ export function formatSize(bytes: number): string {
 export function toSummary(email: Email): EmailSummary {
   return {
     id: email.id,
+    inbox: email.inbox,
     time: email.time,
     read: email.read,
     subject: email.subject,
@@ -80,11 +81,11 @@ export function boundSummary(summary: EmailSummary): EmailSummary {
  * it is read from the HTML body as parseEmail reads it.
  */
 export function toEmail(summary: EmailSummary, body: EmailBody): Email {
-  const { id, time, read, subject, from, to, size, sizeHuman } = summary
+  const { id, inbox, time, read, subject, from, to, size, sizeHuman } = summary
   const { cc, date, text, html, headers, priority, envelope, relayedAt, relayedTo, warnings } = body
   const kept: Array<Omit<Attachment, 'inline'> & { inline?: boolean }> = body.attachments
   const attachments = kept.every((attachment) => typeof attachment.inline === 'boolean') ? body.attachments : markInline(kept, html)
-  const email: Email = { id, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
+  const email: Email = { id, inbox, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
   if (warnings?.length) email.warnings = warnings
   return relayedAt === undefined ? email : { ...email, relayedAt, relayedTo }
 }

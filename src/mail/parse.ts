@@ -5,6 +5,7 @@ import iconv from 'iconv-lite'
 import libmime from 'libmime'
 import type { Headers } from 'mailparser'
 import addressparser from 'nodemailer/lib/addressparser'
+import { DEFAULT_INBOX } from '../inbox.js'
 import type { Address, Email, Envelope } from '../types.js'
 import { markInline } from './content-id.js'
 import { formatSize } from './format.js'
@@ -31,6 +32,8 @@ export interface ParseInput {
   envelope: Envelope
   id?: string
   time?: Date
+  /** The inbox of the record; `default` when absent (routing gives each copy its own). */
+  inbox?: string
 }
 
 /**
@@ -65,7 +68,7 @@ export async function parseEmail(input: ParseInput): Promise<Email> {
 }
 
 /** The Email record of a message, its HTML parts' text made as `html` says; undefined when deferred. */
-export async function readEmail({ raw, envelope, id = createId(), time = new Date() }: ParseInput, html: HtmlText): Promise<Email | undefined> {
+export async function readEmail({ raw, envelope, id = createId(), time = new Date(), inbox = DEFAULT_INBOX }: ParseInput, html: HtmlText): Promise<Email | undefined> {
   const parsed = await readMime(raw, { htmlToText: html.mode === 'convert' })
   if (parsed.htmlTextLeft && html.mode === 'defer') return undefined
   const linear = parsed.htmlTextLeft && html.mode === 'linear'
@@ -76,6 +79,7 @@ export async function readEmail({ raw, envelope, id = createId(), time = new Dat
   const date = validDate(new Date(fields.get('date')?.at(-1) ?? Number.NaN))
   const email: Email = {
     id,
+    inbox,
     time: time.toISOString(),
     read: false,
     subject: subjectOf(parsed, headers),

@@ -3,9 +3,6 @@ import type { Address, Email, EmailSummary, EmailUpdate, Envelope, SummaryPage }
 
 export type SortOrder = 'asc' | 'desc'
 
-/** The inbox svc serves; drivers key their data by it so that more can come. */
-export const DEFAULT_INBOX = 'default'
-
 /** One bounded page of summaries, as `GET /api/email/summary` asks for it. */
 export interface PageQuery {
   /** Matching messages skipped; default 0. */
@@ -69,23 +66,31 @@ export interface InboxCounts {
   unread: number
 }
 
+/** One inbox that holds mail, as a driver lists it. */
+export interface InboxInfo extends InboxCounts {
+  name: string
+  /** Time of receipt of its newest message, ISO 8601; null when it holds none. */
+  newest: string | null
+}
+
 /**
  * A change another process made to a shared inbox (another instance on the
  * same database), so that this one can tell its own listeners. Changes made
  * through this driver object are never reported back to it.
  */
 export type StorageChange =
-  | { type: 'added'; id: string }
-  | { type: 'read'; ids: string[] }
-  | { type: 'unread'; ids: string[] }
-  | { type: 'removed'; id: string }
+  | { type: 'added'; inbox: string; id: string }
+  | { type: 'read'; inbox: string; ids: string[] }
+  | { type: 'unread'; inbox: string; ids: string[] }
+  | { type: 'removed'; inbox: string; id: string }
 
 /**
  * The store contract: where svc keeps mail. Every call is async, so a driver
- * may be a database as well as a Map. Ids are the kernel's (`createId`),
- * unique within an inbox. A driver serves one inbox, the one named in its
- * options: several inboxes are several drivers (e.g. over one pool of
- * connections), and a shared schema must key its rows by inbox.
+ * may be a database as well as a Map. Every call about mail names its inbox
+ * first (`default` is the 3.1 inbox): a message is keyed by (inbox, id), ids
+ * are the kernel's (`createId`), unique within an inbox, and the same id may
+ * be kept in several inboxes, each copy with its own read state. An inbox
+ * the driver holds nothing of reads as empty, never as an error.
  */
 export interface StorageDriver {
   /** For logs and errors, e.g. `memory`, `postgres`. */
@@ -100,50 +105,52 @@ export interface StorageDriver {
   /** Connects, creates or upgrades its schema; start-up fails when it throws. */
   init?(): Promise<void>
   /** Stores a new message; rejects when its id is stored already. Resolved = durable as far as the driver promises. */
-  add(mail: IncomingMail): Promise<void>
+  add(inbox: string, mail: IncomingMail): Promise<void>
   /**
    * Takes a kept message without reading its content, read from `mail` when
    * a request needs it (a body, the raw bytes, a word searched for); rejects
    * when its id is stored already. Without it, the kernel reads the content
    * and calls `add`.
    */
-  restore?(mail: KeptMail): Promise<void>
-  has(id: string): Promise<boolean>
-  summary(id: string): Promise<EmailSummary | undefined>
+  restore?(inbox: string, mail: KeptMail): Promise<void>
+  has(inbox: string, id: string): Promise<boolean>
+  summary(inbox: string, id: string): Promise<EmailSummary | undefined>
   /** The full record, with `read` as it is now. */
-  get(id: string): Promise<Email | undefined>
+  get(inbox: string, id: string): Promise<Email | undefined>
   /** The bytes as received. */
-  raw(id: string): Promise<Buffer | undefined>
+  raw(inbox: string, id: string): Promise<Buffer | undefined>
   /**
    * One attachment by `generatedFileName` or `filename`, when the driver can
    * answer without the raw source; without it the kernel parses the raw source.
    */
-  attachment?(id: string, filename: string): Promise<AttachmentContent | undefined>
+  attachment?(inbox: string, id: string, filename: string): Promise<AttachmentContent | undefined>
   /** True when it was unread and now is read; false for an unknown or read id. */
-  markRead(id: string): Promise<boolean>
+  markRead(inbox: string, id: string): Promise<boolean>
   /** True when it was read and now is unread; false for an unknown or unread id. Without it, mail cannot be marked unread. */
-  markUnread?(id: string): Promise<boolean>
+  markUnread?(inbox: string, id: string): Promise<boolean>
   /** Marks every message read; resolves the ids that changed. */
-  markAllRead(): Promise<string[]>
+  markAllRead(inbox: string): Promise<string[]>
   /**
    * Sets the fields of a stored record that change after intake (the
    * relay's `relayedAt` and `relayedTo`), kept as durably as the rest of
    * it; true when the id is stored. Without it, those fields are not kept.
    */
-  update?(id: string, changes: EmailUpdate): Promise<boolean>
+  update?(inbox: string, id: string, changes: EmailUpdate): Promise<boolean>
   /** True when it existed. */
-  remove(id: string): Promise<boolean>
+  remove(inbox: string, id: string): Promise<boolean>
   /** The page, with `total` (matching), `storeTotal` and `unread` answered by the driver. */
-  page(query: PageQuery): Promise<SummaryPage>
-  counts(): Promise<InboxCounts>
+  page(inbox: string, query: PageQuery): Promise<SummaryPage>
+  counts(inbox: string): Promise<InboxCounts>
   /** Ids of the `count` oldest messages by time of receipt, oldest first (eviction, retention). */
-  oldest(count: number): Promise<string[]>
+  oldest(inbox: string, count: number): Promise<string[]>
   /** Every message in full, read lazily: by time of receipt when `order` is given (`asc` oldest first), else in the order they were added. */
-  emails(order?: SortOrder): AsyncIterable<Email>
+  emails(inbox: string, order?: SortOrder): AsyncIterable<Email>
+  /** Every inbox that holds mail now, in any order, with its counts and newest time of receipt. */
+  inboxes(): Promise<InboxInfo[]>
   /**
-   * Runs `task` while no other process sharing this inbox runs the task of
+   * Runs `task` while no other process sharing this storage runs the task of
    * the same `name` (a lock across instances, e.g. a PostgreSQL advisory
-   * lock), so that work meant once per inbox (eviction, retention) runs
+   * lock), so that work meant once (eviction of an inbox, retention) runs
    * once. Absent for a driver that only one process uses.
    */
   exclusive?<T>(name: string, task: () => Promise<T>): Promise<T>
@@ -175,8 +182,6 @@ export class InvalidRequestError extends Error {
 export interface StorageDriverOptions {
   /** The `storage` option as given, e.g. `memory` or `postgres://user@host/db`. */
   url: string
-  /** The inbox this driver serves. svc 3.1 has one, `default`. */
-  inbox: string
 }
 
 /** A driver factory: a plain function returning a flat object, as unstorage's drivers are. */

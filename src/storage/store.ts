@@ -2,7 +2,8 @@ import type { SvcHookable } from '../hooks.js'
 import { boundSummary } from '../mail/format.js'
 import { readAttachment } from '../mail/parse.js'
 import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from '../types.js'
-import type { AttachmentContent, InboxCounts, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
+import { DEFAULT_INBOX } from '../inbox.js'
+import type { AttachmentContent, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
 export class MailNotFoundError extends Error {
@@ -22,13 +23,29 @@ export interface FoundAttachment extends AttachmentContent {
 
 /**
  * What plugins and the programmatic interface use: the storage driver's
- * calls, plus the hooks every change fires. Reads pass through; every
- * change goes through here, so `mail:read` and `mail:deleted` fire whatever
- * the route, tool or plugin that caused them.
+ * calls on one inbox (`name`), plus the hooks every change fires. Reads pass
+ * through; every change goes through here, so `mail:read` and `mail:deleted`
+ * fire whatever the route, tool or plugin that caused them. The store a
+ * plugin is given is `default`'s; `inbox(name)` gives another's.
  */
 export interface MailStore {
   /** The driver underneath, for what only it knows (its name, its own extras). */
   readonly driver: StorageDriver
+  /** The inbox these calls read and change. */
+  readonly name: string
+  /**
+   * Inboxes that exist even while empty (configured by a plugin: routing
+   * rules, inbox keys), beside `default`; shared by every inbox's store.
+   */
+  readonly declaredInboxes: Set<string>
+  /** The same calls on another inbox (a valid, lower-case name). */
+  inbox(name: string): MailStore
+  /**
+   * Every inbox: those holding mail, `default` and the declared ones (empty:
+   * `total` 0, `newest` null); `default` first, then by newest message, newest first.
+   */
+  inboxes(): Promise<InboxInfo[]>
+  /** Sets `inbox` to this store's on the record; an email routed to several inboxes is added to each. */
   add(mail: IncomingMail): Promise<void>
   /** A kept message (see KeptMail), content unread when the driver can restore it so; no hook fires. */
   restore(mail: KeptMail): Promise<void>
@@ -78,29 +95,72 @@ export interface MailStore {
   exclusive<T>(name: string, task: () => Promise<T>): Promise<T>
 }
 
+/** `default` first, then by newest message, newest first (empty inboxes last), then by name. */
+function byNewest(a: InboxInfo, b: InboxInfo): number {
+  if (a.name === DEFAULT_INBOX || b.name === DEFAULT_INBOX) return a.name === DEFAULT_INBOX ? -1 : 1
+  if (a.newest !== b.newest) return a.newest === null ? 1 : b.newest === null ? -1 : a.newest < b.newest ? 1 : -1
+  return a.name < b.name ? -1 : 1
+}
+
+/** The stores of every inbox over one driver; the one returned is `default`'s. */
 export function createMailStore(driver: StorageDriver, hooks: SvcHookable): MailStore {
+  const declaredInboxes = new Set<string>()
+  const stores = new Map<string, MailStore>()
+  const inbox = (name: string): MailStore => {
+    let store = stores.get(name)
+    if (!store) stores.set(name, (store = createInboxStore(driver, hooks, name, inbox, declaredInboxes)))
+    return store
+  }
+  return inbox(DEFAULT_INBOX)
+}
+
+function createInboxStore(
+  driver: StorageDriver,
+  hooks: SvcHookable,
+  name: string,
+  inbox: (name: string) => MailStore,
+  declaredInboxes: Set<string>,
+): MailStore {
+  /** Every record handed out names its inbox, whatever the driver kept. */
+  const named = <T extends { inbox: string }>(record: T | undefined): T | undefined => {
+    if (record) record.inbox = name
+    return record
+  }
+  const get = async (id: string) => named(await driver.get(name, id))
   const store: MailStore = {
     driver,
-    add: (mail) => driver.add(mail),
+    name,
+    declaredInboxes,
+    inbox,
+    async inboxes() {
+      const found = await driver.inboxes()
+      const listed = new Map(found.map((info) => [info.name, info]))
+      for (const extra of [DEFAULT_INBOX, ...declaredInboxes]) {
+        if (!listed.has(extra)) listed.set(extra, { name: extra, total: 0, unread: 0, newest: null })
+      }
+      return [...listed.values()].filter((info) => info.total > 0 || info.name === DEFAULT_INBOX || declaredInboxes.has(info.name)).sort(byNewest)
+    },
+    add: ({ email, ...rest }) => driver.add(name, { email: { ...email, inbox: name }, ...rest }),
     async restore(mail) {
-      if (driver.restore) return driver.restore(mail)
+      mail.summary.inbox = name
+      if (driver.restore) return driver.restore(name, mail)
       const [email, raw] = await Promise.all([mail.email(), mail.raw()])
       if (!email || !raw) throw new Error(`The content of kept email ${mail.summary.id} could not be read`)
-      await driver.add({ email: { ...email, read: mail.summary.read }, raw })
+      await driver.add(name, { email: { ...email, inbox: name, read: mail.summary.read }, raw })
     },
-    has: (id) => driver.has(id),
+    has: (id) => driver.has(name, id),
     summary: async (id) => {
-      const summary = await driver.summary(id)
+      const summary = named(await driver.summary(name, id))
       return summary && boundSummary(summary)
     },
-    get: (id) => driver.get(id),
+    get,
     async require(id) {
-      const email = await driver.get(id)
+      const email = await get(id)
       if (!email) throw noEmailWithId(id)
       return email
     },
     async read(id) {
-      const email = await driver.get(id)
+      const email = await get(id)
       if (!email) return undefined
       if (!email.read) {
         await store.markRead(id)
@@ -108,10 +168,10 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       }
       return email
     },
-    raw: (id) => driver.raw(id),
+    raw: (id) => driver.raw(name, id),
     attachment: async (id, filename) => (await store.attachments(id, [filename]))[0],
     async attachments(id, filenames) {
-      const email = await driver.get(id)
+      const email = await driver.get(name, id)
       let raw: Promise<Buffer | undefined> | undefined
       const found: Array<FoundAttachment | undefined> = []
       for (const filename of filenames) {
@@ -122,8 +182,8 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
         }
         const { generatedFileName } = attachment
         const content = driver.attachment
-          ? await driver.attachment(id, generatedFileName)
-          : await (raw ??= driver.raw(id)).then((source) => source && readAttachment(source, generatedFileName, id))
+          ? await driver.attachment(name, id, generatedFileName)
+          : await (raw ??= driver.raw(name, id)).then((source) => source && readAttachment(source, generatedFileName, id))
         found.push(content && { ...content, attachment })
       }
       return found
@@ -131,38 +191,38 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
     async requireAttachment(id, filename) {
       const found = await store.attachment(id, filename)
       if (found) return found
-      throw (await driver.has(id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
+      throw (await driver.has(name, id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
     },
     async markRead(id) {
-      const changed = await driver.markRead(id)
-      if (changed) await hooks.callHook('mail:read', { ids: [id], read: true })
+      const changed = await driver.markRead(name, id)
+      if (changed) await hooks.callHook('mail:read', { inbox: name, ids: [id], read: true })
       return changed
     },
     async markUnread(id) {
       if (!driver.markUnread) throw new Error(`The ${driver.name} storage cannot mark mail unread`)
-      const changed = await driver.markUnread(id)
-      if (changed) await hooks.callHook('mail:read', { ids: [id], read: false })
+      const changed = await driver.markUnread(name, id)
+      if (changed) await hooks.callHook('mail:read', { inbox: name, ids: [id], read: false })
       return changed
     },
     async markAllRead() {
-      const ids = await driver.markAllRead()
-      if (ids.length > 0) await hooks.callHook('mail:read', { ids, read: true })
+      const ids = await driver.markAllRead(name)
+      if (ids.length > 0) await hooks.callHook('mail:read', { inbox: name, ids, read: true })
       return ids.length
     },
     async update(id, changes) {
-      if (!driver.update || !(await driver.update(id, changes))) return false
-      await hooks.callHook('mail:updated', { id, changes })
+      if (!driver.update || !(await driver.update(name, id, changes))) return false
+      await hooks.callHook('mail:updated', { inbox: name, id, changes })
       return true
     },
     async remove(id) {
-      if (!(await driver.remove(id))) return false
-      await hooks.callHook('mail:deleted', { id })
+      if (!(await driver.remove(name, id))) return false
+      await hooks.callHook('mail:deleted', { inbox: name, id })
       return true
     },
     async removeAll() {
       const removed: string[] = []
       // Oldest first, a bounded batch at a time: a database driver never hands over the whole inbox at once.
-      for (let batch = await driver.oldest(REMOVE_BATCH); batch.length > 0; batch = await driver.oldest(REMOVE_BATCH)) {
+      for (let batch = await driver.oldest(name, REMOVE_BATCH); batch.length > 0; batch = await driver.oldest(name, REMOVE_BATCH)) {
         let progress = false
         for (const id of batch) {
           if (await store.remove(id)) {
@@ -175,12 +235,14 @@ export function createMailStore(driver: StorageDriver, hooks: SvcHookable): Mail
       return removed
     },
     async page(query = {}) {
-      const page = await driver.page(query)
-      return { ...page, items: page.items.map(boundSummary) }
+      const page = await driver.page(name, query)
+      return { ...page, items: page.items.map((item) => boundSummary({ ...item, inbox: name })) }
     },
-    counts: () => driver.counts(),
-    oldest: (count) => driver.oldest(count),
-    emails: (order) => driver.emails(order),
+    counts: () => driver.counts(name),
+    oldest: (count) => driver.oldest(name, count),
+    async *emails(order) {
+      for await (const email of driver.emails(name, order)) yield named(email)!
+    },
     exclusive: (name, task) => (driver.exclusive ? driver.exclusive(name, task) : task()),
   }
   return store

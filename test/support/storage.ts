@@ -7,7 +7,7 @@ import { memoryDriver } from '../../plugins/memory/index.js'
 
 /** A kernel store over a fresh memory driver, with its own hooks. */
 export function memoryStore(hooks = createSvcHooks()): MailStore {
-  return createMailStore(memoryDriver({ url: 'memory', inbox: 'default' }), hooks)
+  return createMailStore(memoryDriver({ url: 'memory' }), hooks)
 }
 
 /** Ids of every stored email, by time of receipt. */
@@ -24,6 +24,7 @@ export function syntheticEmail(id: string, minutes: number, extra: Partial<Email
   const time = new Date(T0 + minutes * 60_000).toISOString()
   return {
     id,
+    inbox: 'default',
     time,
     read: false,
     subject: `subject ${id}`,

@@ -2,10 +2,14 @@
  * `svc-mail/testing`: one-line set-up for test suites. `createTestInbox()` starts
  * svc in this process on free loopback ports; `connectInbox(url)` talks to
  * one already running. Both give the same methods, spoken over the REST API,
- * so a suite behaves the same against either.
+ * so a suite behaves the same against either, and both may be bound to one
+ * inbox (`uniqueInbox()`), so parallel workers sharing one svc never see
+ * each other's mail.
  */
+import { randomBytes } from 'node:crypto'
 import { hostPort, localAddresses } from './address.js'
 import type { SvcOptions } from './config/resolve.js'
+import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
 import type { MailLink } from './mail/links.js'
 import { filterSearch } from './search/filter.js'
 import { formatSearch } from './search/parse.js'
@@ -39,6 +43,14 @@ export const WAIT_FOR_TIMEOUT_DEFAULT = 5_000
 export interface Inbox {
   /** The web root with its base pathname, e.g. `http://127.0.0.1:54321`: the inbox page, `/api`, `/mcp`. */
   url: string
+  /** The inbox every method reads and changes: `default` unless one was given. */
+  inbox: string
+  /**
+   * `local+<inbox>@domain` (defaults `user`, `example.test`): mail sent
+   * there reaches this inbox when svc routes by recipient tag
+   * (`--inbox-routing tag`; `createTestInbox({ inbox })` turns it on).
+   */
+  address(local?: string, domain?: string): string
   /**
    * The newest stored email matching the filter, else the first to arrive
    * (the server waits; nothing polls), in full and not marked read.
@@ -52,9 +64,12 @@ export interface Inbox {
   get(id: string): Promise<Email>
   /** The distinct http(s) links of an email (HTML anchors with their text, then text-body URLs), in document order. */
   links(email: string | { id: string }): Promise<MailLink[]>
-  /** Deletes every email. */
+  /** Deletes every email of the inbox. */
   clear(): Promise<void>
-  /** Ends pending requests; a test inbox also stops its svc. Safe to call twice. */
+  /**
+   * Ends pending requests, and deletes the inbox when its name came from
+   * `uniqueInbox()`; a test inbox also stops its svc. Safe to call twice.
+   */
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -67,13 +82,21 @@ export interface TestInbox extends Inbox {
   svc: Svc
 }
 
-/** The credentials of an instance started with `--api-key` or `--web-user`/`--web-pass`. */
+/** The credentials of an instance started with `--api-key` or `--web-user`/`--web-pass`, and the inbox to use. */
 export interface ConnectOptions {
-  /** Sent as `Authorization: Bearer <key>`. */
+  /** The inbox every method is bound to (any case); `default` when absent. */
+  inbox?: string
+  /** Sent as `Authorization: Bearer <key>`: `--api-key`, or the inbox's own `--inbox-key`. */
   apiKey?: string
   /** HTTP Basic credentials, when no `apiKey` is given. */
   webUser?: string
   webPass?: string
+}
+
+/** What `createTestInbox` takes: the options of `new Svc()`, and the inbox its methods are bound to. */
+export interface TestInboxOptions extends SvcOptions {
+  /** The inbox every method is bound to; with it, mail is routed by recipient tag unless `inboxRouting` says otherwise. */
+  inbox?: string
 }
 
 /**
@@ -87,14 +110,15 @@ export interface ConnectOptions {
  * const mail = await inbox.waitFor({ to: 'ann@example.com', subject: 'Confirm' })
  * ```
  */
-export async function createTestInbox(options: SvcOptions = {}): Promise<TestInbox> {
-  const svc = new Svc({ smtp: 0, web: 0, ip: '127.0.0.1', webIp: '127.0.0.1', silent: true, ...options })
+export async function createTestInbox({ inbox: name, ...options }: TestInboxOptions = {}): Promise<TestInbox> {
+  const routing: SvcOptions = name === undefined ? {} : { inboxRouting: ['tag'] }
+  const svc = new Svc({ smtp: 0, web: 0, ip: '127.0.0.1', webIp: '127.0.0.1', silent: true, ...routing, ...options })
   const { config } = svc
   if (config.disableWeb) throw new Error('createTestInbox needs the web server: its methods use the REST API (leave disableWeb off)')
   await svc.start()
   const url = new URL(svc.http.url)
   url.host = hostPort(localAddresses(config.webIp)[0]!, Number(url.port))
-  const inbox = connectInbox(url.href, { apiKey: config.apiKey, webUser: config.webUser, webPass: config.webPass })
+  const inbox = connectInbox(url.href, { inbox: name, apiKey: config.apiKey, webUser: config.webUser, webPass: config.webPass })
   const stop = once(async () => {
     await inbox.stop()
     await svc.stop()
@@ -107,8 +131,12 @@ export async function createTestInbox(options: SvcOptions = {}): Promise<TestInb
  * browser opens it, with the base pathname (`http://localhost:1080/mail`).
  * Stopping it ends its pending requests and leaves the instance running.
  */
-export function connectInbox(url: string, { apiKey, webUser, webPass = '' }: ConnectOptions = {}): Inbox {
+export function connectInbox(url: string, { inbox: name = DEFAULT_INBOX, apiKey, webUser, webPass = '' }: ConnectOptions = {}): Inbox {
+  const inbox = inboxName(name)
+  if (!inbox) throw new TypeError(`inbox: ${JSON.stringify(name)} is not an inbox name: ${INBOX_NAME_RULE}`)
   const root = url.replace(/\/+$/, '')
+  /** The routes of the inbox's mail: `default`'s are those of svc 3.1. */
+  const mail = inbox === DEFAULT_INBOX ? '/email' : `/inboxes/${inbox}/email`
   const headers: Record<string, string> = { accept: 'application/json' }
   if (apiKey) headers.authorization = `Bearer ${apiKey}`
   else if (webUser) headers.authorization = `Basic ${Buffer.from(`${webUser}:${webPass}`).toString('base64')}`
@@ -136,7 +164,7 @@ export function connectInbox(url: string, { apiKey, webUser, webPass = '' }: Con
     for (;;) {
       const params = new URLSearchParams({ skip: String(found.length), limit: '200' })
       if (search) params.set('search', search)
-      const page = await json<SummaryPage>('GET', `/email/summary?${params}`)
+      const page = await json<SummaryPage>('GET', `${mail}/summary?${params}`)
       found.push(...page.items)
       if (page.items.length === 0 || found.length >= page.total) return found
     }
@@ -147,26 +175,47 @@ export function connectInbox(url: string, { apiKey, webUser, webPass = '' }: Con
     for (const key of ['query', 'from', 'to', 'subject'] as const) if (filter[key] !== undefined) params.set(key, filter[key])
     const since = sinceDate(filter.since)
     if (since) params.set('since', since.toISOString())
-    const response = await request('GET', `/email/wait?${params}`, [408])
+    const response = await request('GET', `${mail}/wait?${params}`, [408])
     if (response.status !== 408) return (await response.json()) as Email
-    const newest = (await json<SummaryPage>('GET', '/email/summary?limit=5')).items
+    const newest = (await json<SummaryPage>('GET', `${mail}/summary?limit=5`)).items
     const held = newest.length === 0 ? 'the inbox is empty' : `newest in the inbox: ${newest.map(describe).join('; ')}`
     throw new Error(`No email matching ${JSON.stringify(filter)} arrived within ${timeout} ms (${held})`)
   }
 
-  const stop = once(async () => stopping.abort())
+  const stop = once(async () => {
+    stopping.abort()
+    // A name of uniqueInbox() was this handle's alone: its mail goes with it.
+    if (uniqueNames.delete(inbox)) await fetch(`${root}/api/inboxes/${inbox}`, { method: 'DELETE', headers }).catch(() => undefined)
+  })
   return {
     url: root,
+    inbox,
+    address: (local = 'user', domain = 'example.test') => `${local}+${inbox}@${domain}`,
     waitFor,
     list,
-    get: (id) => json<Email>('GET', `/email/${encodeURIComponent(id)}`),
-    links: (email) => json<MailLink[]>('GET', `/email/${encodeURIComponent(typeof email === 'string' ? email : email.id)}/links`),
+    get: (id) => json<Email>('GET', `${mail}/${encodeURIComponent(id)}`),
+    links: (email) => json<MailLink[]>('GET', `${mail}/${encodeURIComponent(typeof email === 'string' ? email : email.id)}/links`),
     async clear() {
-      await request('DELETE', '/email/all')
+      await request('DELETE', `${mail}/all`)
     },
     stop,
     [Symbol.asyncDispose]: stop,
   }
+}
+
+/** The names uniqueInbox() gave that no handle has disposed of yet. */
+const uniqueNames = new Set<string>()
+
+/**
+ * A fresh inbox name, `<prefix>-<16 random hex digits>` (prefix `test`):
+ * one per test file or worker, so parallel suites sharing one svc never
+ * meet. A handle bound to it deletes the inbox when it is stopped.
+ */
+export function uniqueInbox(prefix = 'test'): string {
+  const name = inboxName(`${prefix}-${randomBytes(8).toString('hex')}`)
+  if (!name) throw new TypeError(`uniqueInbox: ${JSON.stringify(prefix)} cannot start an inbox name: ${INBOX_NAME_RULE}`)
+  uniqueNames.add(name)
+  return name
 }
 
 function sinceDate(since: Date | string | undefined): Date | undefined {

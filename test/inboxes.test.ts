@@ -5,6 +5,7 @@ import { io, type Socket } from 'socket.io-client'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Svc, type Email, type EmailSummary } from '../src/index.js'
 import { expectJsonError } from './support/api.js'
+import { docCurlCommands, runDocCommand } from './support/doc-commands.js'
 import { startReceiver } from './support/receiver.js'
 import { sendRaw } from './support/smtp.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -243,5 +244,21 @@ describe('bounds, files and webhooks per inbox', () => {
     } finally {
       await Promise.all([all.close(), team.close()])
     }
+  })
+})
+
+describe('docs/inboxes.md', () => {
+  it('shows routing and REST commands that answer as shown', async () => {
+    svc = await startSvc({ inboxRouting: ['header', 'tag', 'rules'], inboxRules: [{ inbox: 'billing', query: 'subject:invoice' }] })
+    const commands = docCurlCommands('inboxes.md', 'Routing')
+    expect(commands.length).toBeGreaterThanOrEqual(8)
+    for (const { command, output } of commands) expect(await runDocCommand(command, svc.baseUrl, svc.smtpPort), command).toBe(output)
+  })
+
+  it('shows inbox key commands that answer as shown', async () => {
+    svc = await startSvc({ inboxKeys: ['team=team-secret', 'ops=ops-secret'] as never })
+    const commands = docCurlCommands('inboxes.md', 'Access: inbox keys')
+    expect(commands.length).toBeGreaterThanOrEqual(5)
+    for (const { command, output } of commands) expect(await runDocCommand(command, svc.baseUrl, svc.smtpPort), command).toBe(output)
   })
 })

@@ -6,7 +6,7 @@ import { connect } from 'node:net'
 import { fileURLToPath } from 'node:url'
 import nodemailer from 'nodemailer'
 import type Mail from 'nodemailer/lib/mailer/index.js'
-import { connectInbox, createTestInbox, type TestInbox } from 'svc-mail/testing'
+import { connectInbox, createTestInbox, uniqueInbox, type TestInbox } from 'svc-mail/testing'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { closedIpv6Port } from './support/cli.js'
 import { CHROMIUM, browserTestsRun } from './support/browser.js'
@@ -183,8 +183,51 @@ describe('connectInbox', () => {
   })
 })
 
+describe('inboxes: parallel workers sharing one svc', () => {
+  it('gives fresh names, addresses that tag routing delivers, and refuses a prefix no name can start with', async () => {
+    const name = uniqueInbox('Team')
+    expect(name).toMatch(/^team-[0-9a-f]{16}$/)
+    expect(uniqueInbox()).toMatch(/^test-/)
+    expect(uniqueInbox()).not.toBe(uniqueInbox())
+    expect(() => uniqueInbox('-x')).toThrow(/uniqueInbox: "-x" cannot start an inbox name/)
+    expect(() => connectInbox('http://127.0.0.1:1', { inbox: '../x' })).toThrow(/inbox: "..\/x" is not an inbox name/)
+    await using own = await createTestInbox({ inbox: name })
+    expect([own.inbox, own.address(), own.address('ann', 'app.test')]).toEqual([name, `user+${name}@example.test`, `ann+${name}@app.test`])
+    await send(own, { to: own.address('ann'), subject: 'Tagged', html: '<a href="https://app.test/t">T</a>' })
+    await send(own, { to: 'plain@example.test', subject: 'Untagged' })
+    const mail = await own.waitFor({ to: 'ann' })
+    expect(mail).toMatchObject({ inbox: name, subject: 'Tagged' })
+    expect(await own.links(mail)).toEqual([{ href: 'https://app.test/t', text: 'T' }])
+    expect((await own.list()).map((item) => item.subject)).toEqual(['Tagged'])
+    expect((await connectInbox(own.url).list()).map((item) => item.subject)).toEqual(['Untagged'])
+  })
+
+  it('runs two Vitest workers side by side against one svc, each in an inbox of its own, deleted when done (docs/testing.md)', async () => {
+    await using shared = await createTestInbox({ inboxRouting: ['tag'] })
+    const arrived: string[] = []
+    shared.svc.smtp.on('new', (email) => arrived.push(email.inbox))
+    const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url))
+    const env = { SVC_URL: shared.url, SVC_SMTP_PORT: String(shared.smtp.port) }
+    const { code, output } = await run(process.execPath, [vitest, 'run', '--root', 'docs/examples/testing/parallel'], env)
+    expect(output.replace(/\x1b\[[0-9;]*m/g, '')).toMatch(/Test Files +2 passed/)
+    expect(code, output).toBe(0)
+    // Three signups, each in its file's inbox; nothing in default, and both inboxes gone with their handles.
+    expect(arrived.map((inbox) => inbox.replace(/-[0-9a-f]{16}$/, '')).sort()).toEqual(['resend', 'resend', 'signup'])
+    expect(await shared.list()).toEqual([])
+    expect(((await (await fetch(`${shared.url}/api/inboxes`)).json()) as { total: number }).total).toBe(1)
+  }, 120_000)
+})
+
 describe('the examples of docs/testing.md', () => {
-  const examples = ['signup.test.ts', 'signup.node.mjs', 'playwright/signup.spec.ts', 'playwright/playwright.config.ts']
+  const examples = [
+    'signup.test.ts',
+    'signup.node.mjs',
+    'playwright/signup.spec.ts',
+    'playwright/playwright.config.ts',
+    'parallel/signup.spec.ts',
+    'parallel/resend.spec.ts',
+    'parallel/vitest.config.ts',
+  ]
   const source = (name: string) => readFileSync(`${root}docs/examples/testing/${name}`, 'utf8')
 
   it('are shown in the doc exactly as they are run', () => {

@@ -7,7 +7,15 @@ export const base = new URL('.', location.href)
 export const socketPath = `${base.pathname}socket.io`
 
 const at = (path) => new URL(path, base).href
-const email = (id, rest = '') => at(`api/email/${encodeURIComponent(id)}${rest}`)
+
+/** The inbox the page reads; `default`'s routes are those of 3.1. */
+let inbox = 'default'
+export const currentInbox = () => inbox
+export function useInbox(name) {
+  inbox = name
+}
+const mail = (rest) => at(inbox === 'default' ? `api/email${rest}` : `api/inboxes/${encodeURIComponent(inbox)}/email${rest}`)
+const email = (id, rest = '') => mail(`/${encodeURIComponent(id)}${rest}`)
 
 async function call(method, url, body) {
   const response = await fetch(url, {
@@ -32,7 +40,7 @@ export const api = {
     const query = new URLSearchParams({ skip: String(skip), limit: String(limit) })
     if (search) query.set('search', search)
     if (unreadOnly) query.set('unread', 'true')
-    return call('GET', `${at('api/email/summary')}?${query}`)
+    return call('GET', `${mail('/summary')}?${query}`)
   },
   /** The full email; marks it read. */
   email: (id) => call('GET', email(id)),
@@ -40,9 +48,11 @@ export const api = {
   /** The message's distinct http(s) links: `[{ href, text }]`. */
   links: (id) => call('GET', email(id, '/links')),
   remove: (id) => call('DELETE', email(id)),
-  removeMany: (ids) => call('POST', at('api/email/delete'), { ids }),
-  removeAll: () => call('DELETE', at('api/email/all')),
-  readAll: () => call('PATCH', at('api/email/read-all')),
+  removeMany: (ids) => call('POST', mail('/delete'), { ids }),
+  removeAll: () => call('DELETE', mail('/all')),
+  readAll: () => call('PATCH', mail('/read-all')),
+  /** Every inbox with its counts: `{ items: [{ name, total, unread, newest }], total }`. */
+  inboxes: () => call('GET', at('api/inboxes')),
   /** Marks one email unread again; resolves its summary. */
   markUnread: (id) => call('PATCH', email(id, '/unread')),
   relay: (id, to) => call('POST', email(id, to ? `/relay/${encodeURIComponent(to)}` : '/relay')),

@@ -1,9 +1,10 @@
 // The svc inbox: a virtual list of summaries paged from the REST API, a
 // reading pane, and live updates over Socket.IO.
 
-import { api, socketPath } from './api.js'
+import { api, currentInbox, socketPath, useInbox } from './api.js'
 import { ask, h, icon, toast } from './dom.js'
 import { count, people, personShort, shortTime } from './format.js'
+import { hashOf, parseHash, setupInboxSwitcher } from './inboxes.js'
 import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
 import { showMessage, showPlaceholder } from './reader.js'
@@ -226,7 +227,7 @@ let openToken = 0
 async function openEmail(id, { fromHash = false } = {}) {
   const token = ++openToken
   state.openId = id
-  if (!fromHash) history.replaceState(null, '', `#/email/${encodeURIComponent(id)}`)
+  if (!fromHash) history.replaceState(null, '', hashOf(id))
   document.body.classList.add('reading')
   list.update()
   const index = indexOf(id)
@@ -253,7 +254,7 @@ function closeEmail() {
   openToken++
   state.openId = null
   document.body.classList.remove('reading')
-  history.replaceState(null, '', location.pathname + location.search)
+  history.replaceState(null, '', currentInbox() === 'default' ? location.pathname + location.search : hashOf())
   showPlaceholder(reader, 'Select a message to read it')
   list.update()
 }
@@ -429,11 +430,26 @@ document.addEventListener('keydown', (event) => {
   action()
 })
 
-// ---- deep links: #/email/<id> ----
+// ---- inboxes: the switcher, and deep links #/inbox/<inbox>/email/<id> (#/email/<id> for default) ----
+
+/** Shows another inbox: its list from the top, nothing open, nothing selected. */
+function showInbox(name) {
+  useInbox(name)
+  state.pages = new Map()
+  state.generation++
+  state.checked.clear()
+  closeEmail()
+  list.setTotal(0)
+  scheduleReload()
+  list.scrollToTop()
+  switcher.refresh()
+}
+const switcher = setupInboxSwitcher($('inbox'), showInbox)
 
 function openFromHash() {
-  const match = /^#\/email\/(.+)$/.exec(location.hash)
-  if (match) openEmail(decodeURIComponent(match[1]), { fromHash: true })
+  const { inbox, id } = parseHash(location.hash)
+  if (inbox !== currentInbox()) showInbox(inbox)
+  if (id) openEmail(id, { fromHash: true })
   else if (state.openId) closeEmail()
 }
 window.addEventListener('hashchange', openFromHash)
@@ -441,13 +457,21 @@ window.addEventListener('hashchange', openFromHash)
 // ---- live updates ----
 
 const live = $('live')
-const socket = io({ path: socketPath })
+// Every inbox's events: the current one's update the list, every one the switcher's unread counts.
+const socket = io({ path: socketPath, auth: { inbox: '*' } })
+const ofThisInbox = (event) => {
+  switcher.refresh()
+  return event.inbox === currentInbox()
+}
 let connectedBefore = false
 socket.on('connect', () => {
   live.textContent = 'Live'
   live.className = 'live on'
   // Events may have been missed while disconnected.
-  if (connectedBefore) scheduleReload()
+  if (connectedBefore) {
+    scheduleReload()
+    switcher.refresh()
+  }
   connectedBefore = true
 })
 socket.on('disconnect', () => {
@@ -460,11 +484,14 @@ socket.on('connect_error', () => {
 })
 const notify = setupNotifications($('notify'), (id) => openEmail(id))
 socket.on('newMail', (summary) => {
+  if (!ofThisInbox(summary)) return
   notify(summary)
   scheduleReload()
 })
-socket.on('readMail', applyRead)
-socket.on('deleteMail', ({ id }) => {
+socket.on('readMail', (event) => ofThisInbox(event) && applyRead(event))
+socket.on('deleteMail', (event) => {
+  if (!ofThisInbox(event)) return
+  const { id } = event
   state.checked.delete(id)
   if (id === state.openId) {
     state.openId = null

@@ -39,6 +39,13 @@ describe('docs/rest.md', () => {
     expect(commands.length).toBeGreaterThan(0)
     for (const { command, output } of commands) expect(await runDocCommand(command, t.baseUrl), command).toBe(output)
   })
+
+  it('shows every key GET /api/config answers, in its order', async () => {
+    const shown = /\$ curl -s http:\/\/localhost:21080\/api\/config\n(\{.*\})\n/.exec(read('docs/rest.md'))?.[1]
+    expect(shown).toBeDefined()
+    const answered = await (await t.api('/api/config')).json()
+    expect(Object.keys(JSON.parse(shown!))).toEqual(Object.keys(answered))
+  })
 })
 
 describe('docs/plugins.md', () => {

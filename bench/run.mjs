@@ -25,14 +25,17 @@ const { values: flags } = parseArgs({
     'no-build': { type: 'boolean', default: false },
     // Messages in the shared PostgreSQL inbox of pgStore (default 100,000; 5,000 with --quick).
     'pg-stored': { type: 'string' },
+    // Inboxes of the inboxes scenario (default 1,000 of 100 messages; 100 with --quick).
+    inboxes: { type: 'string' },
   },
 })
 const QUICK = flags.quick
 const RUNS = Math.max(1, Number(flags.runs) || 1)
 const SIZE = QUICK
-  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000, htmlChecks: 20 }
-  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000, htmlChecks: 50 }
+  ? { intake: 500, latency: 50, stored: 1000, restored: 1000, large: 20 * 1024 * 1024, settleSeconds: 5, attachments: 328, pgStored: 5000, htmlChecks: 20, inboxes: 100, perInbox: 100 }
+  : { intake: 5000, latency: 200, stored: 10_000, restored: 10_000, large: 20 * 1024 * 1024, settleSeconds: 30, attachments: 328, pgStored: 100_000, htmlChecks: 50, inboxes: 1000, perInbox: 100 }
 if (flags['pg-stored']) SIZE.pgStored = Math.max(2000, Number(flags['pg-stored']) || SIZE.pgStored)
+if (flags.inboxes) SIZE.inboxes = Math.max(2, Number(flags.inboxes) || SIZE.inboxes)
 const MiB = 1024 * 1024
 /** The page scenario: messages in the inbox, and page loads measured (after one that warms the caches). */
 const PAGE_STORED = 2000
@@ -78,6 +81,11 @@ const MEASURES = [
   { key: 'htmlCheckCached', label: 'The same mail checked again (cached), p50', unit: 'ms', target: 1, better: 'lower' },
   { key: 'htmlCheckHealthz', label: 'GET /api/healthz beside it (the round trip alone), p50', unit: 'ms', better: 'lower' },
   { key: 'pageFirstRow', label: `The inbox page at ${PAGE_STORED} messages: navigation to the first row, p50 of ${PAGE_LOADS} loads`, unit: 'ms', target: 150, better: 'lower' },
+  { key: 'inboxesIntake', label: `SMTP intake into ${SIZE.inboxes} inboxes × ${SIZE.perInbox} × 12 KB, 8 connections`, unit: 'msg/s', better: 'higher' },
+  { key: 'inboxesIntakeRatio', label: 'The same / into one inbox', unit: '×', target: 0.9, better: 'higher' },
+  { key: 'inboxesSummary', label: 'GET /api/inboxes/<inbox>/email/summary, median', unit: 'ms', target: 1, better: 'lower' },
+  { key: 'inboxesList', label: `GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },
+  { key: 'inboxesRssRatio', label: 'RSS of them / the same messages in one inbox', unit: '×', target: 1.05, better: 'lower' },
   ...postgresMeasures(SIZE),
 ]
 
@@ -383,6 +391,41 @@ async function pageFirstRow() {
   }
 }
 
+/**
+ * The same SIZE.inboxes × SIZE.perInbox messages of 12 KB, once spread over
+ * that many inboxes (routed by header) and once into one: intake rate,
+ * a summary page of one inbox, the list of inboxes, and RSS, each against the one inbox.
+ */
+async function inboxes() {
+  const count = SIZE.inboxes * SIZE.perInbox
+  const messages = Array.from({ length: SIZE.perInbox }, (_, n) => buildMessage(n, { size: 12_000 }))
+  const fill = async (svc, header) => {
+    const started = performance.now()
+    await sendAll(svc.smtpPort, { count, connections: 8, message: (n) => `${header(n)}${messages[n % SIZE.perInbox]}` })
+    const total = async () => (await svc.json(`/api/inboxes?limit=${SIZE.inboxes + 1}`)).items.reduce((sum, item) => sum + item.total, 0)
+    while ((await total()) < count) await sleep(20)
+    const rate = count / ((performance.now() - started) / 1000)
+    await sleep(1000)
+    return { rate, rss: svc.rss() }
+  }
+  const one = await startSvc()
+  let single
+  try {
+    single = await fill(one, () => '')
+  } finally {
+    await one.stop()
+  }
+  const many = await startSvc(['--inbox-routing', 'header', '--max-inboxes', String(SIZE.inboxes + 1)])
+  try {
+    const spread = await fill(many, (n) => `X-Svc-Inbox: box${n % SIZE.inboxes}\r\n`)
+    const summary = await medianLatency((i) => `${many.baseUrl}/api/inboxes/box${(i * 37) % SIZE.inboxes}/email/summary`, 200)
+    const list = await medianLatency(`${many.baseUrl}/api/inboxes`, 50)
+    return { inboxesIntake: spread.rate, inboxesIntakeRatio: spread.rate / single.rate, inboxesSummary: summary, inboxesList: list, inboxesRssRatio: spread.rss / single.rss }
+  } finally {
+    await many.stop()
+  }
+}
+
 /** Each scenario starts its own svc; `--only` names scenarios to run alone. */
 const SCENARIOS = {
   intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
@@ -397,6 +440,7 @@ const SCENARIOS = {
   attachments: manyAttachments,
   htmlCheck,
   page: pageFirstRow,
+  inboxes,
   ...postgresScenarios(SIZE),
 }
 

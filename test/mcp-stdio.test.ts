@@ -142,12 +142,28 @@ describe('svc-mcp process', () => {
   })
 
   it('exits 2 with one line per problem on bad options', async () => {
-    const child = spawn(process.execPath, [bin, '--bogus', '-u', 'ftp://example.test'], { cwd: root, env: cleanEnv() })
+    const child = spawn(process.execPath, [bin, '--bogus', '-u', 'ftp://example.test', '--inbox', '../x'], { cwd: root, env: cleanEnv() })
     let stderr = ''
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
     const [code] = await once(child, 'exit')
     expect(code).toBe(2)
     expect(stderr).toContain('unknown option --bogus')
     expect(stderr).toContain('--url must be an http(s) URL')
+    expect(stderr).toContain('--inbox: "../x" is not an inbox name')
+  })
+
+  it('reads the inbox --inbox (SVC_INBOX) names when a tool names none, with links into it', async () => {
+    const routed = await startSvc({ inboxRouting: ['tag'] })
+    try {
+      const { id } = await routed.send({ to: 'ann+team@example.test', subject: 'For team' })
+      await routed.send({ subject: 'For default' })
+      for (const team of [await spawnClient(['-u', routed.baseUrl, '--inbox', 'Team']), await spawnClient([], { SVC_API_URL: routed.baseUrl, SVC_INBOX: 'team' })]) {
+        const found = payloadOf(await callTool(team, 'svc_search_emails', {}))
+        expect(found.emails.map((email: { subject: string; link: string }) => [email.subject, email.link])).toEqual([['For team', `${routed.baseUrl}/#/inbox/team/email/${id}`]])
+        expect(payloadOf(await callTool(team, 'svc_search_emails', { inbox: 'default' })).emails.map((email: { subject: string }) => email.subject)).toEqual(['For default'])
+      }
+    } finally {
+      await routed.stop()
+    }
   })
 })

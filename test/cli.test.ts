@@ -80,15 +80,15 @@ describe('svc command', () => {
 
   it('names each SVC_* variable it does not read at start-up, with the one meant', async () => {
     const [smtp, web] = [await freePort(), await freePort()]
-    const env = { SVC_SMTP: '2525', SVC_INCOMING_CERT: '/tmp/cert.pem', SVC_WEB_PROT: '1', SVC_API_KEY: 'for svc-mcp', SVC_QQQQQQQQQQQQQQQQ: 'x' }
+    const env = { SVC_SMTP: '2525', SVC_INCOMING_CERT: '/tmp/cert.pem', SVC_WEB_PROT: '1', SVC_API_URL: 'for svc-mcp', SVC_INBOX: 'for svc-mcp', SVC_QQQQQQQQQQQQQQQQ: 'x' }
     const { output } = await start(['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1'], { env })
     const said = output()
     expect(said).toContain('SVC_SMTP is not read: svc has no such variable (did you mean SVC_SMTP_PORT?)')
     expect(said).toContain('SVC_WEB_PROT is not read: svc has no such variable (did you mean SVC_WEB_PORT?)')
     expect(said).toContain('SVC_INCOMING_CERT is not read: --incoming-cert has no variable; give it as a flag or in the config file')
     expect(said).toMatch(/SVC_QQQQQQQQQQQQQQQQ is not read: svc has no such variable\n/)
-    // svc-mcp's variable is known, though svc itself does not read it.
-    expect(said).not.toContain('SVC_API_KEY')
+    // svc-mcp's variables are known, though svc itself does not read them.
+    expect(said).not.toMatch(/SVC_API_URL|SVC_INBOX/)
   })
 
   it('stops with exit code 1 naming a busy SMTP port', async () => {

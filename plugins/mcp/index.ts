@@ -27,7 +27,7 @@ declare module 'svc-mail' {
 export default definePlugin({
   name: 'mcp',
   options,
-  variables: ['SVC_API_URL', 'SVC_API_KEY', 'SVC_WEB_URL'],
+  variables: ['SVC_API_URL', 'SVC_API_KEY', 'SVC_WEB_URL', 'SVC_INBOX'],
   enabled: (config) => config.mcp,
   enabledBy: 'mcp',
   routes: ['/mcp'],

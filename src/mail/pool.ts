@@ -79,8 +79,12 @@ let nextSeq = 0
 /** Whether this thread is parsing a message. */
 let parsingHere = false
 
-/** The process's Node flags but --input-type, which a worker refuses: svc run from `node --input-type=module -e` parses too. */
-const workerExecArgv = process.execArgv.filter((arg) => !arg.startsWith('--input-type'))
+/**
+ * A worker refuses --input-type, so svc run from `node --input-type=module -e`
+ * gives its workers the other flags; otherwise they inherit, since a flag list
+ * given explicitly must hold no V8 or process flag (such as --expose-gc).
+ */
+const workerExecArgv = process.execArgv.some((arg) => arg.startsWith('--input-type')) ? process.execArgv.filter((arg) => !arg.startsWith('--input-type')) : undefined
 
 function spawn(): PoolWorker {
   const entry: PoolWorker = { worker: new Worker(workerFile!, { resourceLimits: WORKER_LIMITS, execArgv: workerExecArgv }), queue: [] }

@@ -91,22 +91,6 @@ export function assertReaches(services: Partial<SvcServices>, event: H3Event, in
 }
 
 /**
- * A route on the mail of one inbox, declared once: `path` is below the
- * prefix (`/summary`, `/:id`), and the handler is given the inbox's store.
- */
-export interface InboxRoute<Params extends z.ZodObject, Query extends z.ZodType, Body extends z.ZodType> extends Omit<ApiRoute<Params, Query, Body>, 'handler'> {
-  handler: (
-    event: H3Event,
-    input: { params: z.output<Params>; query: z.output<Query>; body: z.output<Body> },
-    store: MailStore,
-  ) => unknown | Promise<unknown>
-}
-
-export type DefineInboxRoute = <Params extends z.ZodObject = typeof noParams, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType>(
-  route: InboxRoute<Params, Query, Body>,
-) => void
-
-/**
  * A route a plugin adds with `services.api.route`: one whose path is under
  * `/api/email` is an inbox route (see inboxRoutes), its handler given the
  * store of the inbox the request names; any other is given `default`'s.
@@ -118,6 +102,17 @@ export interface PluginApiRoute<Params extends z.ZodType, Query extends z.ZodTyp
     store: MailStore,
   ) => unknown | Promise<unknown>
 }
+
+/**
+ * A route on the mail of one inbox, declared once: `path` is below the
+ * prefix (`/summary`, `/:id`), and the handler is given the inbox's store.
+ * Its path parameters are an object, since the inbox's name joins them.
+ */
+export type InboxRoute<Params extends z.ZodObject, Query extends z.ZodType, Body extends z.ZodType> = PluginApiRoute<Params, Query, Body>
+
+export type DefineInboxRoute = <Params extends z.ZodObject = typeof noParams, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType>(
+  route: InboxRoute<Params, Query, Body>,
+) => void
 
 /**
  * What `services.api.route` does: a route under `/api/email` is mounted as

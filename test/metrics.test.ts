@@ -53,6 +53,7 @@ describe('--metrics', () => {
       webhooks: [{ url: receiver.url }, { url: deadWebhook }],
       webhookRetries: 0,
       webhookEvents: ['mail:received'],
+      inboxRouting: ['header'],
     })
   })
   afterAll(async () => {
@@ -84,6 +85,7 @@ describe('--metrics', () => {
       expect(value(after, 'svc_messages_deleted_total')).toBe(1)
       expect(value(after, 'svc_messages_stored', { inbox: 'default' })).toBe(1)
       expect(value(after, 'svc_messages_unread', { inbox: 'default' })).toBe(1)
+      expect(after.get('svc_messages_stored')!.metrics.map((sample) => sample.labels?.inbox)).toEqual(['default'])
       expect(value(after, 'svc_smtp_sessions')).toBe(1)
       expect(value(after, 'svc_webhook_deliveries_total', { result: 'delivered' })).toBe(2)
       expect(after.get('svc_http_request_duration_seconds')!.type).toBe('HISTOGRAM')
@@ -92,6 +94,16 @@ describe('--metrics', () => {
       // Node's process metrics.
       expect(value(after, 'process_cpu_user_seconds_total')).toBeGreaterThan(0)
       expect(after.has('nodejs_eventloop_lag_seconds')).toBe(true)
+
+      // Each inbox has series of its own; a read in one moves only its unread count.
+      const routed = await t.send({ subject: 'for the team', headers: { 'X-Svc-Inbox': 'team' } })
+      expect((await t.api(`/api/inboxes/team/email/${routed.id}`, auth)).status).toBe(200)
+      await t.send({ subject: 'for the team, unread', headers: { 'X-Svc-Inbox': 'team' } })
+      const perInbox = await scrape(t)
+      expect(value(perInbox, 'svc_messages_stored', { inbox: 'team' })).toBe(2)
+      expect(value(perInbox, 'svc_messages_unread', { inbox: 'team' })).toBe(1)
+      expect(value(perInbox, 'svc_messages_stored', { inbox: 'default' })).toBe(1)
+      expect(value(perInbox, 'svc_messages_unread', { inbox: 'default' })).toBe(1)
     } finally {
       smtp.close()
     }

@@ -82,9 +82,24 @@ describe('GET /api/openapi.json', () => {
     expect(Object.keys(doc.paths['/api/email/{id}']!).sort()).toEqual(['delete', 'get'])
   })
 
+  it('lists every mail route once more under /api/inboxes/{inbox}/email, with the inbox as a path parameter', () => {
+    const mailPaths = Object.keys(doc.paths).filter((path) => path.startsWith('/api/email'))
+    expect(mailPaths.length).toBeGreaterThan(10)
+    for (const path of mailPaths) {
+      const twin = path.replace('/api/email', '/api/inboxes/{inbox}/email')
+      expect(Object.keys(doc.paths[twin] ?? {}).sort(), twin).toEqual(Object.keys(doc.paths[path]!).sort())
+      for (const [method, operation] of Object.entries(doc.paths[twin]!)) {
+        expect(operation.parameters.find((parameter) => parameter.name === 'inbox'), `${method} ${twin}`).toMatchObject({ in: 'path', required: true })
+        expect(operation.operationId, `${method} ${twin}`).not.toBe(doc.paths[path]![method]!.operationId)
+      }
+    }
+    expect(doc.paths['/api/inboxes']?.get).toBeDefined()
+    expect(doc.paths['/api/inboxes/{inbox}']?.delete).toBeDefined()
+  })
+
   it('is answered by the server for every operation it lists', async () => {
     const fill = (path: string) =>
-      path.replace('{id}', id).replace('{relayTo}', 'someone@example.com').replace('{filename}', 'none.txt').replace('{sender}', 'a')
+      path.replace('{inbox}', 'default').replace('{id}', id).replace('{relayTo}', 'someone@example.com').replace('{filename}', 'none.txt').replace('{sender}', 'a')
     const unmatched = await svc.api('/api/no-such-route')
     const notRouted = await expectJsonError(unmatched, 404)
     // Removals last, so the message is there for the others.

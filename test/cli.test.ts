@@ -28,10 +28,12 @@ async function sendMail(port: number, subject: string) {
 }
 
 describe('svc command', () => {
-  it('prints the version', async () => {
+  it('prints the version of the package', async () => {
     const { code, stdout } = await runCli(['--version'])
     expect(code).toBe(0)
-    expect(stdout.trim()).toMatch(/^3\.0\.\d+$/)
+    const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+    expect(version).toMatch(/^3\.2\.\d+$/)
+    expect(stdout.trim()).toBe(version)
   })
 
   it('lists every flag with its default and environment variable in --help, grouped by plugin, within 80 columns', async () => {

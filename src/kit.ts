@@ -7,6 +7,7 @@ export { definePlugin, type SvcContext, type SvcPlugin, type SvcServices, type T
 export { ConfigError, needTogether, type SvcConfig, type SvcOptions } from './config/resolve.js'
 export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type OptionType, type OptionValues } from './config/options.js'
 export { unknownFlags } from './cli/args.js'
+export { renderHelp, type HelpPage } from './cli/help.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
 export { SmtpReplyError, type MailArrival, type MailOrigin, type MailReading, type MailRejection, type MailRemoval, type MailRoute, type RejectionReason, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'

@@ -141,6 +141,19 @@ describe('svc-mcp process', () => {
     expect(stderr.join('')).toContain('svc-mcp')
   })
 
+  it('prints its help as svc does: plain text within 80 columns, every option with its variable', async () => {
+    const child = spawn(process.execPath, [bin, '--help'], { cwd: root, env: { ...cleanEnv(), FORCE_COLOR: '1' } })
+    let stdout = ''
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+    const [code] = await once(child, 'exit')
+    expect(code).toBe(0)
+    expect(stdout).toContain('Usage: svc-mcp [options]')
+    for (const flag of ['-u, --url <url>', '-k, --api-key <key>', '--inbox <name>', '--version', '-h, --help']) expect(stdout).toContain(flag)
+    for (const variable of ['SVC_API_URL', 'SVC_API_KEY', 'SVC_INBOX', 'SVC_WEB_URL']) expect(stdout.replace(/\s+/g, ' ')).toContain(variable)
+    expect(stdout).not.toContain('\u001b')
+    expect(stdout.split('\n').filter((line) => line.length > 80)).toEqual([])
+  })
+
   it('exits 2 with one line per problem on bad options', async () => {
     const child = spawn(process.execPath, [bin, '--bogus', '-u', 'ftp://example.test', '--inbox', '../x'], { cwd: root, env: cleanEnv() })
     let stderr = ''

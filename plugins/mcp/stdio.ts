@@ -5,8 +5,8 @@
  * other line goes to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
-import { parseArgs, renderUsage, type ArgsDef, type CommandDef } from 'citty'
-import { inboxName, INBOX_NAME_RULE, packageVersion, unknownFlags } from 'svc-mail/kit'
+import { parseArgs, type ArgsDef } from 'citty'
+import { inboxName, INBOX_NAME_RULE, packageVersion, renderHelp, unknownFlags, type HelpPage } from 'svc-mail/kit'
 import { createRestSources, splitCredentials } from './rest-source.js'
 import { createMcpServer } from './server.js'
 
@@ -34,12 +34,10 @@ const args = {
   help: { type: 'boolean', alias: 'h', description: 'Show this help' },
 } satisfies ArgsDef
 
-const command: CommandDef<typeof args> = {
-  meta: {
-    name: 'svc-mcp',
-    version: packageVersion,
-    description: 'MCP server over stdio for a running svc instance. SVC_WEB_URL sets the base of deep links (default: the url).',
-  },
+/** The same 80-column plain help as `svc --help`. */
+const help: HelpPage = {
+  usage: 'svc-mcp',
+  description: `MCP server over stdio for a running svc instance (svc-mcp ${packageVersion}). SVC_WEB_URL sets the base of deep links (default: the url).`,
   args,
 }
 
@@ -67,7 +65,7 @@ export async function serveStdio({ url, apiKey, webUrl = url, inbox }: SvcMcpOpt
 /** Entry of the `svc-mcp` binary; exits 2 on a bad option, as `svc` does. */
 export async function runSvcMcp(rawArgs = process.argv.slice(2), env = process.env): Promise<void> {
   const parsed = parseArgs(rawArgs, args)
-  if (parsed.help) return void console.log(await renderUsage(command as CommandDef))
+  if (parsed.help) return void console.log(renderHelp(help))
   if (parsed.version) return void console.log(packageVersion)
   // citty's parsed types collapse string options to never; read them as what they are.
   const given = (name: keyof typeof args) => {

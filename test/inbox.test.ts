@@ -152,6 +152,27 @@ it('shows mail data as text, never as markup', async () => {
   expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined()
 })
 
+it('asks for the first page of the list while its scripts load, once', async () => {
+  await t.send({ subject: 'Listed at once' })
+  await page.addInitScript(() => {
+    new MutationObserver((_, observer) => {
+      if (!document.querySelector('.row[data-id]')) return
+      Object.assign(window, { firstRowAt: performance.now() })
+      observer.disconnect()
+    }).observe(document, { childList: true, subtree: true })
+  })
+  await openInbox()
+  await row(page, 'Listed at once').waitFor()
+  // index.html preloads the URL app.js asks for first: the rows come from that one answer.
+  const before = await page.evaluate(() => {
+    const { firstRowAt } = window as unknown as { firstRowAt: number }
+    return (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+      .filter((entry) => entry.name.includes('/api/email/summary') && entry.startTime < firstRowAt)
+      .map((entry) => entry.initiatorType)
+  })
+  expect(before).toEqual(['link'])
+})
+
 it('searches, and shows unread mail only', async () => {
   for (const subject of ['Invoice March', 'Invoice April', 'Newsletter']) await t.send({ subject })
   await openInbox()

@@ -7,11 +7,11 @@ import { count, people, personShort, shortTime } from './format.js'
 import { hashOf, parseHash, setupInboxSwitcher } from './inboxes.js'
 import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
-import { showMessage, showPlaceholder } from './reader.js'
 import { setupThemeSwitch } from './theme.js'
 import { io } from './socket.io/socket.io.esm.min.js'
 
-const PAGE_SIZE = 100
+// Two screens of rows at the tallest common window: the first answer stays small, so the first rows come quickly.
+const PAGE_SIZE = 50
 const ROW_HEIGHT = 76
 
 const $ = (id) => document.getElementById(id)
@@ -181,7 +181,7 @@ async function reload() {
     list.setTotal(state.total)
     const moved = anchor ? indexOf(anchor) : -1
     if (moved >= 0 && moved !== first) list.shift(moved - first)
-    list.update()
+    list.render()
   } catch (error) {
     if (generation === state.generation) toast(`Could not load messages: ${error.message}`, 'error')
   }
@@ -190,12 +190,12 @@ async function reload() {
 /** Coalesces bursts of live events into one reload at a time. */
 let reloading = null
 let reloadAgain = false
-function scheduleReload() {
+function scheduleReload({ wait = 30 } = {}) {
   if (reloading) {
     reloadAgain = true
     return reloading
   }
-  reloading = new Promise((resolve) => setTimeout(resolve, 30))
+  reloading = new Promise((resolve) => setTimeout(resolve, wait))
     .then(reload)
     .finally(() => {
       reloading = null
@@ -222,6 +222,15 @@ function toggleChecked(id) {
 
 // ---- the reading pane ----
 
+/** The reading pane's code (with the checks and the highlighting it uses), loaded beside the list's first page, not before it. */
+let readerCode = null
+const readerModule = () => (readerCode ??= import('./reader.js'))
+
+/** Shows `title` (and `detail`) in the reading pane in place of a message. */
+async function showPlaceholder(title, detail) {
+  ;(await readerModule()).showPlaceholder(reader, title, detail)
+}
+
 let openToken = 0
 
 async function openEmail(id, { fromHash = false } = {}) {
@@ -233,7 +242,7 @@ async function openEmail(id, { fromHash = false } = {}) {
   const index = indexOf(id)
   if (index >= 0) list.reveal(index)
   try {
-    const email = await api.email(id)
+    const [{ showMessage }, email] = await Promise.all([readerModule(), api.email(id)])
     if (token !== openToken) return
     // The counts follow from the readMail event the read sends every page, this one included.
     showMessage(reader, email, {
@@ -246,7 +255,7 @@ async function openEmail(id, { fromHash = false } = {}) {
     })
   } catch (error) {
     if (token !== openToken) return
-    showPlaceholder(reader, 'This message is not available', error.message)
+    showPlaceholder('This message is not available', error.message)
   }
 }
 
@@ -255,7 +264,7 @@ function closeEmail() {
   state.openId = null
   document.body.classList.remove('reading')
   history.replaceState(null, '', currentInbox() === 'default' ? location.pathname + location.search : hashOf())
-  showPlaceholder(reader, 'Select a message to read it')
+  showPlaceholder('Select a message to read it')
   list.update()
 }
 
@@ -463,16 +472,14 @@ const ofThisInbox = (event) => {
   switcher.refresh()
   return event.inbox === currentInbox()
 }
-let connectedBefore = false
 socket.on('connect', () => {
   live.textContent = 'Live'
   live.className = 'live on'
-  // Events may have been missed while disconnected.
-  if (connectedBefore) {
+  // Events may have been missed while disconnected, or before the first connection, after the first page was read.
+  if (state.loaded) {
     scheduleReload()
     switcher.refresh()
   }
-  connectedBefore = true
 })
 socket.on('disconnect', () => {
   live.textContent = 'Offline'
@@ -496,16 +503,18 @@ socket.on('deleteMail', (event) => {
   if (id === state.openId) {
     state.openId = null
     document.body.classList.remove('reading')
-    showPlaceholder(reader, 'This message was deleted')
+    showPlaceholder('This message was deleted')
   }
   scheduleReload()
 })
 
 // ---- start ----
 
+// The list first: its first page (preloaded by index.html) before anything else is asked for.
+scheduleReload({ wait: 0 })
 setupThemeSwitch($('theme'))
 $('api-docs').append(icon('braces'))
-showPlaceholder(reader, 'Select a message to read it')
+showPlaceholder('Select a message to read it')
 api.config().then(
   (config) => {
     state.config = config
@@ -513,5 +522,4 @@ api.config().then(
   },
   () => {},
 )
-scheduleReload()
 openFromHash()

@@ -64,8 +64,13 @@ export function createVirtualList({ element, rowHeight, getItem, rowKey, renderR
   new ResizeObserver(schedule).observe(element)
 
   return {
-    /** Redraws the rows whose key changed. */
+    /** Redraws the rows whose key changed, at the next frame. */
     update: schedule,
+    /** The same at once: fresh rows are in the document before anything else runs. */
+    render() {
+      cancelAnimationFrame(frame)
+      render()
+    },
     setTotal(count) {
       total = count
       schedule()

@@ -13,7 +13,7 @@ export { SmtpReplyError, type MailArrival, type MailOrigin, type MailReading, ty
 export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'
 export { PROBE_PATHS } from './http/probes.js'
 export type { ApiMethod, ApiResponse, ApiRouteMeta } from './http/route-doc.js'
-export type { InboxAccess, RelayService, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
+export type { InboxAccess, SmtpIntake, SmtpIntakeEvents } from './smtp.js'
 export { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName, inboxNameSchema } from './inbox.js'
 export {
   defineStorageDriver,

@@ -46,10 +46,16 @@ export interface SvcPlugin {
   check?: (config: SvcConfig) => string[]
   /** Skip the plugin unless this returns true; always on when absent. */
   enabled?: (config: SvcConfig) => boolean
-  /** The boolean option that turns the plugin on (read by `enabled`): the 404 of its `routes` names it while it is off. */
+  /** The option that turns the plugin on (read by `enabled`): the 404 of its `routes` and the error of its `methods` name it while it is off. */
   enabledBy?: string
   /** Paths it serves below the base pathname, e.g. `/mcp`; while the plugin does not run they answer 404 `{ error }` saying what serves them. */
   routes?: string[]
+  /**
+   * Methods it adds to the programmatic interface (`smtp.<name>()`, typed by
+   * augmenting `SmtpIntake`), set on `ctx.smtp` in `setup`; while the plugin
+   * does not run, each rejects saying what serves it.
+   */
+  methods?: string[]
   /**
    * Storage drivers this plugin offers, by the URL scheme the `storage`
    * option selects them with (`memory`, `postgres`, ...). Known before any

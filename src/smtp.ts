@@ -12,12 +12,8 @@ import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
-import type { SvcServices } from './plugin.js'
 import { noEmailWithId, type MailStore } from './storage/store.js'
 import type { Email, Envelope } from './types.js'
-
-/** Sends a stored message to a real SMTP server, to `recipients` or to its own; a plugin provides it as the `relay` service. */
-export type RelayService = (email: Email, recipients?: string[]) => Promise<void>
 
 /** The programmatic calls on one inbox: `smtp.inbox(name)`. */
 export interface InboxAccess {
@@ -101,7 +97,6 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     private readonly config: SvcConfig,
     private readonly store: MailStore,
     private readonly hooks: SvcHookable,
-    private readonly services: Partial<SvcServices> & { relay?: RelayService },
     private readonly logger: ConsolaInstance,
   ) {
     super()
@@ -222,14 +217,6 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   async getEmailAttachment(id: string, filename: string): Promise<{ contentType: string; stream: Readable }> {
     const found = await this.store.requireAttachment(id, filename)
     return { contentType: found.contentType, stream: byteStream(found.content) }
-  }
-
-  /** Relays a stored email through the `relay` service (the relay plugin, on when an outgoing server is configured). */
-  async relayEmail(idOrEmail: string | Email, recipients?: string[]): Promise<void> {
-    const relay = this.services.relay
-    if (!relay) throw new Error('Relay is not configured: no plugin provides the relay service (set --outgoing-host)')
-    const email = typeof idOrEmail === 'string' ? await this.store.require(idOrEmail) : idOrEmail
-    await relay(email, recipients)
   }
 
   markAllRead(): Promise<number> {

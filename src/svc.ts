@@ -6,6 +6,7 @@ import { createHttpShell, type HttpShell } from './http.js'
 import { registerOffRoutes } from './http/off-routes.js'
 import { registerProbes } from './http/probes.js'
 import { createLogger } from './logger.js'
+import { installDeclaredMethods } from './off.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
 import { SmtpIntake } from './smtp.js'
 import { storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
@@ -48,10 +49,11 @@ export class Svc {
     this.logger = createLogger(this.config)
     this.hooks = createSvcHooks()
     this.store = createMailStore(createDriver(this.config, this.plugins), this.hooks)
-    this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.services, this.logger.withTag('smtp'))
+    this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.logger.withTag('smtp'))
     this.http = createHttpShell(this.config, this.logger.withTag('http'))
     registerProbes(this.http.app, this.store)
     registerOffRoutes(this.http.app, known.filter((plugin) => !this.plugins.includes(plugin)), this.config)
+    installDeclaredMethods(this.smtp, known, this.plugins, this.config)
   }
 
   async start(): Promise<SvcInstance> {

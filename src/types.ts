@@ -27,8 +27,17 @@ export interface Envelope {
   remoteAddress: string
 }
 
-/** The full record of one caught message. */
-export interface Email {
+/**
+ * Fields of a stored Email that plugins record after intake (see
+ * StorageDriver.update), optional all: each plugin declares its own,
+ * `declare module 'svc-mail' { interface EmailUpdate { ... } }`, as the relay
+ * plugin declares when it relayed a message and to whom.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface EmailUpdate {}
+
+/** The full record of one caught message, with the fields plugins recorded after intake. */
+export interface Email extends EmailUpdate {
   id: string
   /** The inbox this copy is kept in (`default` unless routing named another). */
   inbox: string
@@ -52,16 +61,9 @@ export interface Email {
   size: number
   /** `size` for people, like `1.45 KB`. */
   sizeHuman: string
-  /** ISO 8601 time of the last successful relay; absent when never relayed. */
-  relayedAt?: string
-  /** The recipients the last successful relay went to; absent when never relayed. */
-  relayedTo?: Address[]
   /** What svc could not do with the message as usual (its HTML not converted to text in time, say); absent when nothing. */
   warnings?: string[]
 }
-
-/** The fields of a stored Email that change after intake (see StorageDriver.update). */
-export type EmailUpdate = Partial<Pick<Email, 'relayedAt' | 'relayedTo'>>
 
 /** What an Email holds beside its summary: the part a listing never reads. */
 export type EmailBody = Omit<Email, keyof EmailSummary>

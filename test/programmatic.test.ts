@@ -145,8 +145,8 @@ describe('reading', () => {
   })
 
   it('relayEmail rejects clearly when no outgoing server is configured', async () => {
-    await expect(instance.smtp.relayEmail(email.id)).rejects.toThrow(/relay is not configured/i)
-    await expect(instance.smtp.relayEmail(email)).rejects.toThrow(/relay is not configured/i)
+    await expect(instance.smtp.relayEmail(email.id)).rejects.toThrow(/^relayEmail is not available: it is served with --outgoing-host <host>/)
+    await expect(instance.smtp.relayEmail(email)).rejects.toThrow(/^relayEmail is not available: it is served with --outgoing-host <host>/)
   })
 })
 

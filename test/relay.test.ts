@@ -109,7 +109,14 @@ describe('manual relay', () => {
     started.unshift(t)
     const { id } = await t.send(message)
     expect(t.svc.services.relay).toBeUndefined()
-    await expect(t.svc.smtp.relayEmail(id)).rejects.toThrow(/not configured.*--outgoing-host/)
+    await expect(t.svc.smtp.relayEmail(id)).rejects.toThrow('relayEmail is not available: it is served with --outgoing-host <host> (SVC_OUTGOING_HOST), which this svc runs without')
+  })
+
+  it('is refused clearly while the relay plugin is disabled, an outgoing server given or not', async () => {
+    const t = await startSvc({ outgoingHost: '127.0.0.1', outgoingPort: 9, disablePlugins: ['relay'] })
+    started.unshift(t)
+    const { id } = await t.send(message)
+    await expect(t.svc.smtp.relayEmail(id)).rejects.toThrow('relayEmail is not available: it is served by the plugin relay, which --disable-plugins turns off')
   })
 })
 

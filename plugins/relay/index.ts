@@ -1,6 +1,6 @@
 import { HTTPError } from 'h3'
-import { defineOptions, definePlugin, needTogether, type OptionValues, type RelayService } from 'svc-mail/kit'
-import { createOutgoing, recipientsOf, type Outgoing } from './outgoing.js'
+import { defineOptions, definePlugin, needTogether, type Address, type Email, type OptionValues } from 'svc-mail/kit'
+import { createOutgoing, recipientsOf, type Outgoing, type RelayService } from './outgoing.js'
 import { isAllowed, loadRelayRules, type RelayRule } from './rules.js'
 
 /** How long stop() waits for auto-relays in flight before closing the connections under them. */
@@ -40,6 +40,20 @@ declare module 'svc-mail' {
     /** Sends a stored message to the outgoing server: to `recipients`, or to its own. */
     relay: RelayService
   }
+  interface EmailUpdate {
+    /** ISO 8601 time of the last successful relay; absent when never relayed. */
+    relayedAt?: string
+    /** The recipients the last successful relay went to; absent when never relayed. */
+    relayedTo?: Address[]
+  }
+  interface SmtpIntake {
+    /**
+     * Relays a stored email (by id, or the Email itself) to the outgoing
+     * server: to `recipients`, or to its own. Without `--outgoing-host` it
+     * rejects saying so.
+     */
+    relayEmail(idOrEmail: string | Email, recipients?: string[]): Promise<void>
+  }
 }
 
 /**
@@ -77,11 +91,15 @@ export default definePlugin({
     return problems
   },
   enabled: (config) => Boolean(config.outgoingHost),
-  async setup({ config, store, hooks, services, logger }) {
+  enabledBy: 'outgoingHost',
+  methods: ['relayEmail'],
+  async setup({ config, store, hooks, services, smtp, logger }) {
     const { autoRelay } = config
     const rules = config.autoRelayRules ? loadRelayRules(config.autoRelayRules) : []
     const outgoing = await createOutgoing(config, store, logger)
-    services.relay = config.autoRelayRules ? governedRelay(outgoing, rules) : outgoing.relay
+    const relay = config.autoRelayRules ? governedRelay(outgoing, rules) : outgoing.relay
+    services.relay = relay
+    smtp.relayEmail = async (idOrEmail, recipients) => relay(typeof idOrEmail === 'string' ? await store.require(idOrEmail) : idOrEmail, recipients)
 
     const inFlight = new Set<Promise<void>>()
     // `mail:accepted` comes after the SMTP 250 and only for mail really

@@ -1,7 +1,10 @@
 import { readFileSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js'
-import { noEmailWithId, type Email, type MailStore, type RelayService, type SvcConfig } from 'svc-mail/kit'
+import { noEmailWithId, type Email, type MailStore, type SvcConfig } from 'svc-mail/kit'
+
+/** Sends a stored message to the outgoing server, to `recipients` or to its own: the `relay` service. */
+export type RelayService = (email: Email, recipients?: string[]) => Promise<void>
 
 export interface Outgoing {
   /** Sends the stored raw message unchanged; rejects with the server's answer when it refuses. */

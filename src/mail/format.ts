@@ -82,12 +82,14 @@ export function boundSummary(summary: EmailSummary): EmailSummary {
  */
 export function toEmail(summary: EmailSummary, body: EmailBody): Email {
   const { id, inbox, time, read, subject, from, to, size, sizeHuman } = summary
-  const { cc, date, text, html, headers, priority, envelope, relayedAt, relayedTo, warnings } = body
+  const { cc, date, text, html, headers, priority, envelope, warnings, attachments: _, ...recorded } = body
   const kept: Array<Omit<Attachment, 'inline'> & { inline?: boolean }> = body.attachments
   const attachments = kept.every((attachment) => typeof attachment.inline === 'boolean') ? body.attachments : markInline(kept, html)
   const email: Email = { id, inbox, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman }
   if (warnings?.length) email.warnings = warnings
-  return relayedAt === undefined ? email : { ...email, relayedAt, relayedTo }
+  // What plugins recorded after intake (EmailUpdate) follows, the fields they never set left out.
+  for (const [key, value] of Object.entries(recorded)) if (value !== undefined) Object.assign(email, { [key]: value })
+  return email
 }
 
 /** How many parts the HTML body shows inline: `has:inline`. */

@@ -98,9 +98,13 @@ function serverLimits(config: SvcConfig) {
   }
 }
 
-export function createHttpShell(config: SvcConfig, logger: ConsolaInstance): HttpShell {
+/**
+ * The shell of `config`; `sessionPaths` are those the running plugins declare
+ * as opening sessions (see SvcPlugin.sessionPaths), which the origin policy guards.
+ */
+export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sessionPaths: readonly string[] = []): HttpShell {
   const base = config.basePathname
-  const origins = createOriginPolicy(config)
+  const origins = createOriginPolicy(config, sessionPaths)
   // Plugins' guards run after the origin policy: a foreign Host or Origin learns nothing, not even whether credentials are needed.
   const guards: RequestGuard[] = []
 

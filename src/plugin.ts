@@ -51,6 +51,14 @@ export interface SvcPlugin {
   /** Paths it serves below the base pathname, e.g. `/mcp`; while the plugin does not run they answer 404 `{ error }` saying what serves them. */
   routes?: string[]
   /**
+   * Paths it serves (below the base pathname, each with the paths below it)
+   * where a request of any method starts or continues a session: a
+   * handshake, an event stream. Besides the Host check every path has, a
+   * browser's request there must come from svc's own pages or an origin
+   * `--cors` lists, `GET` too, and no link from another site opens them.
+   */
+  sessionPaths?: string[]
+  /**
    * Methods it adds to the programmatic interface (`smtp.<name>()`, typed by
    * augmenting `SmtpIntake`), set on `ctx.smtp` in `setup`; while the plugin
    * does not run, each rejects saying what serves it.

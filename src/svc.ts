@@ -50,7 +50,11 @@ export class Svc {
     this.hooks = createSvcHooks()
     this.store = createMailStore(createDriver(this.config, this.plugins), this.hooks)
     this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.logger.withTag('smtp'))
-    this.http = createHttpShell(this.config, this.logger.withTag('http'))
+    this.http = createHttpShell(
+      this.config,
+      this.logger.withTag('http'),
+      this.plugins.flatMap((plugin) => plugin.sessionPaths ?? []),
+    )
     registerProbes(this.http.app, this.store)
     registerOffRoutes(this.http.app, known.filter((plugin) => !this.plugins.includes(plugin)), this.config)
     installDeclaredMethods(this.smtp, known, this.plugins, this.config)

@@ -31,6 +31,7 @@ export default definePlugin({
   enabled: (config) => config.mcp,
   enabledBy: 'mcp',
   routes: ['/mcp'],
+  sessionPaths: ['/mcp'],
   async setup({ store, http, hooks, services }) {
     // The MCP SDK only when the endpoint is on: it is a sixth of svc's start-up otherwise.
     const [{ createMcpServer }, { createMcpSessions }] = await Promise.all([import('./server.js'), import('./sessions.js')])

@@ -111,6 +111,8 @@ export default definePlugin({
   name: 'socketio',
   options,
   enabled: (config) => !config.disableWeb,
+  // Served beside the router: the polling transport's GET is a session too.
+  sessionPaths: ['/socket.io'],
   setup({ config, http, hooks, services, logger }) {
     const sessions = createAdmission<EngineConnection>({ perAddress: config.socketioMaxSessionsPerAddress, total: config.socketioMaxSessions })
     const io = new Server<Record<string, never>, SocketEvents>(http.server, {

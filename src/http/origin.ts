@@ -40,8 +40,16 @@ export interface OriginPolicy {
 
 /** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
 const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
-/** Live events are served beside the router, on the path as sent. */
-const isSocketPath = (path: string) => path === '/socket.io' || path.startsWith('/socket.io/')
+
+/**
+ * Whether a request goes to one of the paths plugins declare as opening
+ * sessions (`sessionPaths`), or below one. Both spellings are matched:
+ * servers attached beside the router see the path as sent.
+ */
+function sessionMatcher(paths: readonly string[]): (target: RouteTarget) => boolean {
+  const within = (path: string) => paths.some((session) => path === session || path.startsWith(`${session}/`))
+  return (target) => within(target.path) || within(target.rawPath)
+}
 
 /**
  * A link from another site (a chat, a CI report) opening a page that changes
@@ -51,10 +59,7 @@ const isHarmlessNavigation = (req: IncomingMessage, target: RouteTarget) =>
   (req.method === 'GET' || req.method === 'HEAD') &&
   req.headers['sec-fetch-mode'] === 'navigate' &&
   req.headers['sec-fetch-dest'] === 'document' &&
-  target.changesNothing &&
-  // A handshake starts a session, whatever route the router would have matched.
-  !isSocketPath(target.path) &&
-  !isSocketPath(target.rawPath)
+  target.changesNothing
 
 /** `http://Example.test:80/` -> `http://example.test`; undefined when it is not an origin. */
 function normalizeOrigin(value: string): string | undefined {
@@ -115,8 +120,13 @@ export function originProblems(config: Pick<ResolvedOptions, 'cors' | 'allowedHo
   return problems
 }
 
-/** The policy of checked options (see originProblems). */
-export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts' | 'https'>): OriginPolicy {
+/**
+ * The policy of checked options (see originProblems). `sessionPaths` are
+ * those where a request of any method starts or continues a session (a
+ * handshake, an event stream): only trusted origins reach them, and no link
+ * from another site opens them, whatever route the router would have matched.
+ */
+export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts' | 'https'>, sessionPaths: readonly string[] = []): OriginPolicy {
   const anyOrigin = config.cors.includes('*')
   const origins = config.cors.map(listedOrigin).filter((origin) => origin !== undefined)
   const anyHost = config.allowedHosts.some(isAllHosts)
@@ -128,6 +138,7 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
   const isExtraHost = hostMatcher(config.allowedHosts)
   const machine = hostname().toLowerCase()
   const scheme = config.https ? 'https' : 'http'
+  const isSession = sessionMatcher(sessionPaths)
 
   const hostRejection = (host: string | undefined): OriginRejection | undefined => {
     // HTTP/1.0 clients may send none; every browser does.
@@ -158,15 +169,18 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
       }
       const { origin } = req.headers
       // Fetch Metadata: whatever the method, a request another site's page made (an <img>, a form, a script) changes and reads nothing.
-      if (req.headers['sec-fetch-site'] === 'cross-site' && !(origin !== undefined && isListed(normalizeOrigin(origin) ?? origin)) && !isHarmlessNavigation(req, target)) {
+      if (
+        req.headers['sec-fetch-site'] === 'cross-site' &&
+        !(origin !== undefined && isListed(normalizeOrigin(origin) ?? origin)) &&
+        !(isHarmlessNavigation(req, target) && !isSession(target))
+      ) {
         return {
           status: 403,
           error: `A page of another site may not use ${path}: only links to pages that change nothing open from elsewhere; start svc with --cors <origin> (SVC_CORS) to let that site's pages use svc`,
         }
       }
       if (origin === undefined) return undefined
-      const guarded =
-        UNSAFE_METHODS.has(req.method ?? '') || req.headers.upgrade !== undefined || path === '/mcp' || isSocketPath(path) || isSocketPath(target.rawPath)
+      const guarded = UNSAFE_METHODS.has(req.method ?? '') || req.headers.upgrade !== undefined || isSession(target)
       if (!guarded || isTrustedOrigin(req, origin)) return undefined
       return {
         status: 403,

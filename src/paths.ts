@@ -13,7 +13,12 @@ export const packageRoot: string = (() => {
   return dir
 })()
 
-export const packageVersion: string = (JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version
+const packageJson = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string; description: string }
+
+export const packageVersion: string = packageJson.version
+
+/** What svc is, in one line: `--help` says it as the package does. */
+export const packageDescription: string = packageJson.description
 
 /** A sibling module of this one's own kind of file, so that aliases point at source under tests and at dist when built. */
 const sibling = (name: string) => fileURLToPath(new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url))

@@ -19,7 +19,7 @@ export interface SvcInstance {
   api: HttpShell
 }
 
-/** Most ids kept of remote arrivals found gone before they were read (see relayChange). */
+/** Most ids kept of remote arrivals found gone before they were read (see announceChange). */
 const UNSEEN_REMOTE_LIMIT = 10_000
 
 /**
@@ -37,7 +37,7 @@ export class Svc {
   /** The plugins that run with this configuration, in set-up order. */
   readonly plugins: SvcPlugin[]
   private teardowns: Teardown[] = []
-  /** Ids another process added that were gone before this one read them (relayChange). */
+  /** Ids another process added that were gone before this one read them (announceChange). */
   private unseenRemoteMail = new Set<string>()
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
@@ -68,9 +68,9 @@ export class Svc {
       await driver.init?.()
       this.teardowns.unshift(async () => driver.dispose?.())
       // One change at a time, in the order they came: a client hears of an arrival before its removal.
-      let relaying = Promise.resolve()
+      let announcing = Promise.resolve()
       const unwatch = driver.watch?.((change) => {
-        relaying = relaying.then(() => this.relayChange(change))
+        announcing = announcing.then(() => this.announceChange(change))
       })
       if (unwatch) this.teardowns.unshift(unwatch)
       for (const plugin of this.plugins) {
@@ -116,7 +116,7 @@ export class Svc {
    * storage. A message removed before this process could read it is
    * announced to them neither as new nor as removed.
    */
-  private async relayChange(change: StorageChange): Promise<void> {
+  private async announceChange(change: StorageChange): Promise<void> {
     try {
       const key = (id: string) => `${change.inbox}/${id}`
       if (change.type === 'removed') {

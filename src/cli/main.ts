@@ -3,7 +3,7 @@ import { defineCommand, parseArgs, runCommand, type ArgsDef, type CommandDef } f
 import { configFromFile, loadConfigFile, type ConfigFile } from '../config/load.js'
 import { optionTable, type DeclaredOption } from '../config/options.js'
 import { ConfigError, layers, resolveConfig } from '../config/resolve.js'
-import { packageVersion } from '../paths.js'
+import { packageDescription, packageVersion } from '../paths.js'
 import { knownPlugins, Svc } from '../svc.js'
 import { flagValues, markBareFlags, normalizeFlags, optionArgs, unknownFlags } from './args.js'
 import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
@@ -95,7 +95,7 @@ function commands(table: ReadonlyMap<string, DeclaredOption>, file: ConfigFile) 
   })
 
   const main = defineCommand({
-    meta: { name: 'svc', version: packageVersion, description: 'A development mail catcher: SMTP in; web inbox, REST, Socket.IO and MCP out' },
+    meta: { name: 'svc', version: packageVersion, description: packageDescription },
     args: serveArgs,
     subCommands: { init, healthcheck },
     async run({ args }) {

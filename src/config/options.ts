@@ -57,7 +57,7 @@ const MB = 1024 * 1024
 /** The kernel's options: its listeners, the SMTP intake, the web shell, storage, plugins and logs. */
 export const kernelOptions = {
   smtp: { type: 'port', default: 1025, env: 'SVC_SMTP_PORT', alias: 's', description: 'SMTP port' },
-  web: { type: 'port', default: 1080, env: 'SVC_WEB_PORT', alias: 'w', description: 'Web inbox, REST API, Socket.IO and MCP port' },
+  web: { type: 'port', default: 1080, env: 'SVC_WEB_PORT', alias: 'w', description: 'Web server port: the inbox page and what every web plugin serves' },
   ip: { type: 'string', default: '0.0.0.0', env: 'SVC_IP', hint: 'address', description: 'SMTP bind address' },
   webIp: { type: 'string', default: '0.0.0.0', env: 'SVC_WEB_IP', hint: 'address', description: 'Web server bind address, independent of --ip' },
   basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', hint: 'path', description: 'Prefix for every web route, e.g. /mail' },
@@ -133,7 +133,7 @@ export const kernelOptions = {
     default: [],
     env: 'SVC_DISABLE_PLUGINS',
     hint: 'names',
-    description: 'Plugins not to run, by name, comma-separated (e.g. mcp,socketio)',
+    description: 'Plugins not to run, by name, comma-separated (e.g. web,metrics)',
   },
   verbose: { type: 'boolean', default: false, env: 'SVC_VERBOSE', alias: 'v', description: 'Log debug lines' },
   silent: { type: 'boolean', default: false, env: 'SVC_SILENT', description: 'Log nothing but errors' },

@@ -55,6 +55,7 @@ export {
 export { filterSearch, type SearchFilter } from './search/filter.js'
 export { compileSearch, hiddenRecipients, matchesSearch, searchTarget, type CompileSearchOptions, type SearchMatcher, type SearchTarget } from './search/match.js'
 export { packageRoot, packageVersion } from './paths.js'
+export { hostPort, localAddresses } from './address.js'
 export { coalesced } from './coalesce.js'
 export { timeSlice } from './slice.js'
 export { clientKey, createAdmission, type Admission, type ConnectionLimits, type Decision, type Refusal } from './connections.js'

@@ -7,16 +7,23 @@
  * each other's mail.
  */
 import { randomBytes } from 'node:crypto'
-import { hostPort, localAddresses } from './address.js'
-import type { SvcOptions } from './config/resolve.js'
-import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
-import type { MailLink } from './mail/links.js'
-import { filterSearch } from './search/filter.js'
-import { formatSearch } from './search/parse.js'
-import { Svc } from './svc.js'
-import type { Email, EmailSummary, SummaryPage } from './types.js'
+import { Svc } from 'svc-mail'
+import {
+  DEFAULT_INBOX,
+  filterSearch,
+  formatSearch,
+  hostPort,
+  INBOX_NAME_RULE,
+  inboxName,
+  localAddresses,
+  type Email,
+  type EmailSummary,
+  type MailLink,
+  type SummaryPage,
+  type SvcOptions,
+} from 'svc-mail/kit'
 
-export type { MailLink } from './mail/links.js'
+export type { MailLink } from 'svc-mail/kit'
 
 /** Which mail counts; every field given must match (as `GET /api/email/wait` takes them). */
 export interface InboxFilter {

@@ -1,14 +1,8 @@
 import type { ArgsDef } from 'citty'
-import { flagName, type DeclaredOption, type OptionSpec } from '../config/options.js'
+import { flagName, shownDefault, type DeclaredOption, type OptionSpec } from '../config/options.js'
 
 /** `--max-emails` -> `max-emails`; the name citty knows a flag by. */
 const argName = (key: string) => flagName(key).slice(2)
-
-/** The default as a person would type it; '' and [] read "none". */
-export function shownDefault(spec: OptionSpec): string {
-  const shown = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default)
-  return shown === '' ? 'none' : shown
-}
 
 /** A one-letter alias is `-a`; a longer one is another name of the flag, `--alias` (e.g. `--webhook` for `--webhooks`). */
 const isLongAlias = (spec: OptionSpec) => spec.alias !== undefined && spec.alias.length > 1

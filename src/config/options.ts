@@ -212,3 +212,9 @@ export function optionDefaults(table: Map<string, DeclaredOption>): Record<strin
   for (const [key, spec] of table) out[key] = Array.isArray(spec.default) ? [...spec.default] : spec.default
   return out
 }
+
+/** The default as a person would type it; '' and [] read "none". */
+export function shownDefault(spec: OptionSpec): string {
+  const shown = Array.isArray(spec.default) ? spec.default.join(',') : String(spec.default)
+  return shown === '' ? 'none' : shown
+}

@@ -1,5 +1,4 @@
-import { shownDefault } from '../cli/args.js'
-import { aliasFlag, flagName, type DeclaredOption } from './options.js'
+import { aliasFlag, flagName, shownDefault, type DeclaredOption } from './options.js'
 
 /** The Markdown table of every option (the kernel's, then each plugin's), as docs/configuration.md shows it. */
 export function renderOptionsReference(table: ReadonlyMap<string, DeclaredOption>): string {

@@ -4,7 +4,7 @@ import type { z } from 'zod'
 import { DURATION_FORMAT, parseDuration } from './duration.js'
 import type { SvcPlugin } from '../plugin.js'
 import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec, type ResolvedOptions } from './options.js'
-import { originProblems } from '../http/origin.js'
+import { originProblems } from './origins.js'
 
 /**
  * What a config file, `new Svc(options)` or `defineConfig` accepts: every

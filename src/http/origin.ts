@@ -3,6 +3,7 @@ import { isIP } from 'node:net'
 import { hostname } from 'node:os'
 import { isCorsOriginAllowed, type CorsOptions } from 'h3'
 import type { ResolvedOptions } from '../config/options.js'
+import { hostNameOf, isAllHosts, listedOrigin, normalizeOrigin } from '../config/origins.js'
 import { PROBE_PATHS } from './probes.js'
 
 /** Where a request goes, as the router sees it. */
@@ -61,27 +62,6 @@ const isHarmlessNavigation = (req: IncomingMessage, target: RouteTarget) =>
   req.headers['sec-fetch-dest'] === 'document' &&
   target.changesNothing
 
-/** `http://Example.test:80/` -> `http://example.test`; undefined when it is not an origin. */
-function normalizeOrigin(value: string): string | undefined {
-  try {
-    const url = new URL(value)
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined
-    return url.origin
-  } catch {
-    return undefined
-  }
-}
-
-/** The host name of a Host header, without port or IPv6 brackets, lower case; undefined when unparsable. */
-function hostNameOf(host: string): string | undefined {
-  try {
-    const name = new URL(`http://${host}`).hostname
-    return (name.startsWith('[') ? name.slice(1, -1) : name).replace(/\.$/, '')
-  } catch {
-    return undefined
-  }
-}
-
 /** `--allowed-hosts` entries: `name` matches itself, `.name` the domain and every name below it. */
 function hostMatcher(entries: string[]): (name: string) => boolean {
   const exact = new Set<string>()
@@ -100,24 +80,6 @@ function hostMatcher(entries: string[]): (name: string) => boolean {
  */
 function isLocalName(name: string, machine: string): boolean {
   return isIP(name) !== 0 || name === 'localhost' || name.endsWith('.localhost') || !name.includes('.') || name === machine
-}
-
-/** A `--cors` entry as an origin (`*` aside); undefined when it is not one: a path, no scheme, `null`. */
-function listedOrigin(entry: string): string | undefined {
-  const origin = normalizeOrigin(entry)
-  return origin && origin !== 'null' && new URL(entry).pathname === '/' ? origin : undefined
-}
-
-const isAllHosts = (entry: string) => entry.toLowerCase() === 'all'
-
-/** What is wrong with `--cors` and `--allowed-hosts`, for the configuration's checks: every value is checked before svc starts. */
-export function originProblems(config: Pick<ResolvedOptions, 'cors' | 'allowedHosts'>): string[] {
-  const problems = config.cors
-    .filter((entry) => entry !== '*' && !listedOrigin(entry))
-    .map((entry) => `--cors: ${JSON.stringify(entry)} is not an origin such as http://localhost:3000 (scheme, host and port, no path), nor '*'`)
-  const badHost = config.allowedHosts.find((entry) => !isAllHosts(entry) && !hostNameOf(entry.replace(/^\./, '')))
-  if (badHost !== undefined) problems.push(`--allowed-hosts: ${JSON.stringify(badHost)} is not a host name`)
-  return problems
 }
 
 /**

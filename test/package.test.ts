@@ -160,7 +160,7 @@ describe('a project that installed the tarball', () => {
     await writeFile(
       join(project, 'typed.ts'),
       [
-        "import { defineConfig, definePlugin, Svc, type RelayService } from 'svc-mail'",
+        "import { defineConfig, definePlugin, Svc, type Email } from 'svc-mail'",
         '',
         'export const config = defineConfig({ maxEmails: 500, mcp: true })',
         '// @ts-expect-error: an option no plugin declares',
@@ -168,7 +168,10 @@ describe('a project that installed the tarball', () => {
         "export const plugin = definePlugin({ name: 'uses-mcp', setup({ services }) { services.mcp?.use((server) => void server) } })",
         'const svc = new Svc({ smtp: 0, web: 0 })',
         'export const maxEmails: number = svc.config.maxEmails',
-        'export const relay: RelayService | undefined = svc.services.relay',
+        '// The relay plugin\'s service, its method of the programmatic interface and its fields of the Email record',
+        'export const relay: ((email: Email, recipients?: string[]) => Promise<void>) | undefined = svc.services.relay',
+        'export const relayEmail = (id: string): Promise<void> => svc.smtp.relayEmail(id)',
+        'export const relayedAt = (email: Email): string | undefined => email.relayedAt',
         '',
       ].join('\n'),
     )

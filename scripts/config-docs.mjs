@@ -2,7 +2,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { optionTable } from '../dist/src/config/options.js'
 import { renderOptionsReference } from '../dist/src/config/reference.js'
-import { knownPlugins } from '../dist/src/svc.js'
+import { knownPlugins } from '../dist/src/builtins.js'
 
 const file = new URL('../docs/configuration.md', import.meta.url)
 const doc = readFileSync(file, 'utf8')

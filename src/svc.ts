@@ -1,10 +1,10 @@
 import type { ConsolaInstance } from 'consola'
-import { builtinPlugins } from '../plugins/index.js'
 import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './config/resolve.js'
 import { createSvcHooks, type ServerInfo, type SvcHookable } from './hooks.js'
 import { createHttpShell, type HttpShell } from './http.js'
 import { registerOffRoutes } from './http/off-routes.js'
 import { registerProbes } from './http/probes.js'
+import { knownPlugins } from './builtins.js'
 import { createLogger } from './logger.js'
 import { installDeclaredMethods } from './off.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
@@ -147,16 +147,6 @@ export class Svc {
       services: this.services,
     }
   }
-}
-
-/**
- * Every plugin whose options svc accepts, in set-up order: the built-ins,
- * then the user's; a user plugin named as a built-in replaces it.
- * `disablePlugins` and each plugin's `enabled` then choose which run.
- */
-export function knownPlugins(plugins: SvcPlugin[]): SvcPlugin[] {
-  const own = new Set(plugins.map((plugin) => plugin.name))
-  return [...builtinPlugins.filter((plugin) => !own.has(plugin.name)), ...plugins]
 }
 
 /** The driver the `storage` option names, from the plugins that offer one for its scheme. */

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { optionTable } from '../src/config/options.js'
-import { knownPlugins } from '../src/svc.js'
+import { knownPlugins } from '../src/builtins.js'
 import { expectJsonError } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

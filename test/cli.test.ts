@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it } from 'vitest'
 import { flagName, optionTable } from '../src/config/options.js'
-import { knownPlugins } from '../src/svc.js'
+import { knownPlugins } from '../src/builtins.js'
 import { freePort, runCli, startCli, SVC_BIN } from './support/cli.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import senderStats from '../docs/examples/sender-stats.js'
 import { optionTable } from '../src/config/options.js'
 import { renderOptionsReference } from '../src/config/reference.js'
-import { knownPlugins } from '../src/svc.js'
+import { knownPlugins } from '../src/builtins.js'
 import { docCurlCommands, runDocCommand } from './support/doc-commands.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

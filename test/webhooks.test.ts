@@ -5,7 +5,7 @@ import nodemailer from 'nodemailer'
 import { afterEach, describe, expect, it } from 'vitest'
 import { optionTable } from '../src/config/options.js'
 import { layers, resolveConfig as resolveWith, type ConfigLayer } from '../src/config/resolve.js'
-import { knownPlugins } from '../src/svc.js'
+import { knownPlugins } from '../src/builtins.js'
 import { definePlugin, Svc, type SvcOptions } from '../src/index.js'
 
 /** The configuration of these layers with the built-in plugins' options, as the CLI resolves it. */

@@ -3,8 +3,7 @@ import { join } from 'node:path'
 import { loadConfig } from 'c12'
 import type { SvcPlugin } from '../plugin.js'
 import { selfEntries } from '../paths.js'
-import { knownPlugins } from '../svc.js'
-import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './resolve.js'
+import { ConfigError, type SvcOptions } from './resolve.js'
 
 export interface ConfigFile {
   /** Option values as the file gives them. */
@@ -49,30 +48,4 @@ export async function loadConfigFile({ cwd = process.cwd(), configFile }: { cwd?
   const bad = plugins.find((plugin) => typeof plugin?.name !== 'string')
   if (bad !== undefined) throw new ConfigError(['plugins in the config file must be definePlugin({ name, ... }) objects'])
   return { values, plugins, file: loaded.configFile && loaded.layers?.length ? loaded.configFile : undefined }
-}
-
-export interface LoadOptions {
-  cwd?: string
-  /** `--config <path>`: this file must exist. */
-  configFile?: string
-  env?: NodeJS.ProcessEnv
-  /** Values from the command line, already keyed by option. */
-  flags?: Record<string, unknown>
-}
-
-/**
- * The configuration of a CLI run: defaults < config file < environment <
- * flags, with the options of the built-ins and of the file's plugins.
- */
-export async function loadSvcConfig({ cwd = process.cwd(), configFile, env = process.env, flags = {} }: LoadOptions = {}): Promise<{
-  config: SvcConfig
-  configFile?: string
-}> {
-  const file = await loadConfigFile({ cwd, configFile })
-  return { config: configFromFile(file, { cwd, env, flags }), configFile: file.file }
-}
-
-/** The configuration from a config file already loaded, the environment and the flags (see loadSvcConfig). */
-export function configFromFile(file: ConfigFile, { cwd = process.cwd(), env = process.env, flags = {} }: Omit<LoadOptions, 'configFile'> = {}): SvcConfig {
-  return resolveConfig([layers.file(file.values, file.file ?? 'config'), layers.env(env), layers.flags(flags)], file.plugins, knownPlugins(file.plugins), cwd)
 }

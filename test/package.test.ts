@@ -83,9 +83,9 @@ afterAll(async () => {
 })
 
 describe('the packed tarball', () => {
-  it('ships LICENSE, README, the docs it links to, and no test or bench file', () => {
+  it('ships LICENSE, README, the docs it links to, and no test, bench or build-info file', () => {
     for (const file of ['LICENSE', 'README.md', 'package.json', 'templates/svc.config.ts', 'dist/src/index.d.ts', 'bin/svc.mjs']) expect(files).toContain(file)
-    const unwanted = [...files].filter((file) => /(^|\/)(test|tests|bench)\/|\.(test|spec)\.[cm]?[jt]s$|\.map$/.test(file))
+    const unwanted = [...files].filter((file) => /(^|\/)(test|tests|bench)\/|\.(test|spec)\.[cm]?[jt]s$|\.map$|\.tsbuildinfo$/.test(file))
     expect(unwanted).toEqual([])
   })
 

@@ -5,18 +5,22 @@ import { startPostgres } from './postgres.js'
 
 /**
  * Once per run: tests that spawn `bin/svc.mjs` or `bin/svc-mcp.mjs` run the
- * compiled dist/, built here (type errors are `npm run typecheck`'s to
- * report; tsc still emits, and the tests say what is broken at run time);
- * and one PostgreSQL for the tests of the postgres storage driver, each file
- * on a database of its own, stopped and removed at the end. Both start
- * together.
+ * compiled dist/, built here as `npm run build` builds it (type errors are
+ * `npm run typecheck`'s to report; tsc still emits, and the tests say what is
+ * broken at run time). Build mode compiles only when a source is newer than
+ * dist/'s build info, so after `npm ci` (which built dist/) or on an unchanged
+ * tree the tests start at once. And one PostgreSQL for the tests of the
+ * postgres storage driver, each file on a database of its own, stopped and
+ * removed at the end. Both start together.
  */
 export default async function setup(project: TestProject) {
   keepFailingExitCode()
-  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { stdio: 'inherit' })
+  const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], { stdio: 'inherit' })
+  // Listened for at once: with nothing to compile, tsc may be done before PostgreSQL is.
+  const built = once(tsc, 'exit')
   const database = await startPostgres()
   project.provide('postgresUrl', database.url)
-  await once(tsc, 'exit')
+  await built
   return () => database.destroy()
 }
 

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
 import { BROWSER_SKIP_LINE, browserTestsRun, isBrowserTestFile } from './test/support/browser.js'
+import SlowestFirst from './test/support/sequencer.js'
 
 // Without Chromium (a fresh machine) the browser test files are left out with one line saying how to run them.
 const browserFiles = browserTestsRun ? [] : readdirSync('test').filter((name) => name.endsWith('.test.ts') && isBrowserTestFile(readFileSync(`test/${name}`, 'utf8')))
@@ -25,5 +26,6 @@ export default defineConfig({
     hookTimeout: 60_000,
     // Suites start real servers on free ports; two workers match the 2-core machines.
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
   },
 })

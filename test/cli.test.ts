@@ -3,7 +3,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { flagName, optionTable } from '../src/config/options.js'
 import { knownPlugins } from '../src/builtins.js'
 import { freePort, runCli, startCli, SVC_BIN } from './support/cli.js'
@@ -80,19 +80,6 @@ describe('svc command', () => {
     expect(far.stderr.trim()).toBe('svc: unknown option --zzzzzzzz (see svc --help)')
   })
 
-  it('names each SVC_* variable it does not read at start-up, with the one meant', async () => {
-    const [smtp, web] = [await freePort(), await freePort()]
-    const env = { SVC_SMTP: '2525', SVC_INCOMING_CERT: '/tmp/cert.pem', SVC_WEB_PROT: '1', SVC_API_URL: 'for svc-mcp', SVC_INBOX: 'for svc-mcp', SVC_QQQQQQQQQQQQQQQQ: 'x' }
-    const { output } = await start(['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1'], { env })
-    const said = output()
-    expect(said).toContain('SVC_SMTP is not read: svc has no such variable (did you mean SVC_SMTP_PORT?)')
-    expect(said).toContain('SVC_WEB_PROT is not read: svc has no such variable (did you mean SVC_WEB_PORT?)')
-    expect(said).toContain('SVC_INCOMING_CERT is not read: --incoming-cert has no variable; give it as a flag or in the config file')
-    expect(said).toMatch(/SVC_QQQQQQQQQQQQQQQQ is not read: svc has no such variable\n/)
-    // svc-mcp's variables are known, though svc itself does not read them.
-    expect(said).not.toMatch(/SVC_API_URL|SVC_INBOX/)
-  })
-
   it('stops with exit code 1 naming a busy SMTP port', async () => {
     const blocker = createServer().listen(0, '127.0.0.1')
     await new Promise((resolve) => blocker.once('listening', resolve))
@@ -105,19 +92,46 @@ describe('svc command', () => {
       blocker.close()
     }
   })
+})
 
-  it('runs from environment variables alone', async () => {
-    const [smtp, web] = [await freePort(), await freePort()]
-    const { output } = await start([], { env: { SVC_SMTP_PORT: String(smtp), SVC_WEB_PORT: String(web), SVC_IP: '127.0.0.1', SVC_WEB_IP: '127.0.0.1' } })
-    expect(output()).toContain(`smtp://127.0.0.1:${smtp}`)
-    expect(output()).toContain(`http://127.0.0.1:${web}/`)
+/**
+ * One svc for these checks, started from environment variables alone: a
+ * start-up costs seconds of CPU on the suite's shared machine, and nothing
+ * here needs an instance of its own. The last check stops it.
+ */
+describe('svc started from environment variables alone', () => {
+  let started: { child: ChildProcess; output: () => string }
+  let smtp: number
+  let web: number
+  beforeAll(async () => {
+    ;[smtp, web] = [await freePort(), await freePort()]
+    // Besides its own variables, ones it does not read: svc names each, with the one meant.
+    const unread = { SVC_SMTP: '2525', SVC_INCOMING_CERT: '/tmp/cert.pem', SVC_WEB_PROT: '1', SVC_API_URL: 'for svc-mcp', SVC_INBOX: 'for svc-mcp', SVC_QQQQQQQQQQQQQQQQ: 'x' }
+    started = await startCli([], { env: { SVC_SMTP_PORT: String(smtp), SVC_WEB_PORT: String(web), SVC_IP: '127.0.0.1', SVC_WEB_IP: '127.0.0.1', ...unread } })
+  })
+  afterAll(() => {
+    started?.child.kill('SIGKILL')
+  })
+
+  it('listens where they say and takes mail', async () => {
+    expect(started.output()).toContain(`smtp://127.0.0.1:${smtp}`)
+    expect(started.output()).toContain(`http://127.0.0.1:${web}/`)
     await sendMail(smtp, 'from env')
   })
 
+  it('names each SVC_* variable it does not read at start-up, with the one meant', () => {
+    const said = started.output()
+    expect(said).toContain('SVC_SMTP is not read: svc has no such variable (did you mean SVC_SMTP_PORT?)')
+    expect(said).toContain('SVC_WEB_PROT is not read: svc has no such variable (did you mean SVC_WEB_PORT?)')
+    expect(said).toContain('SVC_INCOMING_CERT is not read: --incoming-cert has no variable; give it as a flag or in the config file')
+    expect(said).toMatch(/SVC_QQQQQQQQQQQQQQQQ is not read: svc has no such variable\n/)
+    // svc-mcp's variables are known, though svc itself does not read them.
+    expect(said).not.toMatch(/SVC_API_URL|SVC_INBOX/)
+  })
+
   it('stops cleanly on SIGTERM', async () => {
-    const { child } = await start(['--smtp', '0', '--web', '0', '--ip', '127.0.0.1', '--web-ip', '127.0.0.1'])
-    const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)))
-    child.kill('SIGTERM')
+    const exit = new Promise((resolve) => started.child.once('exit', (code) => resolve(code)))
+    started.child.kill('SIGTERM')
     expect(await exit).toBe(0)
   })
 })

@@ -36,10 +36,10 @@ export {
 } from './storage/driver.js'
 export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './storage/store.js'
 export { createId, notAMessage, parseEmail, readAttachment, RECORD_VERSION, type ParseInput } from './mail/parse.js'
-export { parseMail, type ParseMailInput } from './mail/pool.js'
+export { extractLinks, parseMail, type ParseMailInput } from './mail/pool.js'
 export { attachmentNames, boundSummary, formatSize, inlineCount, SUMMARY_LIMITS, toEmail, toSearchText, toSummary } from './mail/format.js'
 export { bareContentId, inlineContentIds, markInline, referencedContentIds } from './mail/content-id.js'
-export { extractLinks, type MailLink } from './mail/links.js'
+export { LINK_LIMITS, LINKS_TRUNCATED_HEADER, type LinkList, type LinkOptions, type MailLink } from './mail/links.js'
 export {
   parseSearch,
   formatSearch,

@@ -26,6 +26,7 @@ interface HtmlCheck {
 interface LinkCheck {
   errors: number
   links: Array<{ url: string; status: number; statusText: string; ok: boolean }>
+  truncated: boolean
 }
 
 const MARKETING_HTML = `<!DOCTYPE html><html><head><style>
@@ -210,7 +211,7 @@ describe('GET /api/email/:id/link-check', () => {
     expect(site.asked.some((line) => line.includes('passwd'))).toBe(false)
   })
 
-  it('checks 10,000 links, 5 at a time, while healthz keeps answering', async () => {
+  it('checks the first 1,000 of 10,000 links, 5 at a time, saying it left the rest, while healthz keeps answering', async () => {
     const links = Array.from({ length: 10_000 }, (_, i) => `<a href="${site.base}/ok?n=${i}">${i}</a>`).join('\n')
     const { id } = await t.send({ html: `<p>${links}</p>` })
     const check = t.api(`/api/email/${id}/link-check`)
@@ -222,7 +223,8 @@ describe('GET /api/email/:id/link-check', () => {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     const result = (await (await check).json()) as LinkCheck
-    expect(result.links).toHaveLength(10_000)
+    expect(result.truncated).toBe(true)
+    expect(result.links.map((link) => link.url)).toEqual(Array.from({ length: 1000 }, (_, i) => `${site.base}/ok?n=${i}`))
     // Within the check's minute, as many as the machine allows; on a busy one the rest are said to be unchecked.
     const unchecked = result.links.filter((link) => !link.ok)
     for (const link of unchecked) expect(link).toMatchObject({ status: 0, statusText: "Not checked within the check's limit of 60 s" })

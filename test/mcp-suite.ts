@@ -298,6 +298,7 @@ export function describeMcpContract(harness: () => McpHarness): void {
           { href: 'https://app.test/help', text: 'Help' },
           { href: 'https://docs.app.test/faq', text: 'https://docs.app.test/faq' },
         ],
+        truncated: false,
         link: link(id),
       })
       expect(payloadOf(await callTool(h.client, 'svc_extract_links', { id, contains: 'VERIFY' })).links).toEqual([
@@ -324,6 +325,7 @@ export function describeMcpContract(harness: () => McpHarness): void {
             { url: `${base}/ok`, status: 200, statusText: 'OK', ok: true },
             { url: `${base}/gone`, status: 404, statusText: 'Not Found', ok: false },
           ],
+          truncated: false,
         })
         expect(errorOf(await callTool(h.client, 'svc_check_spam', { id }))).toMatch(/--spamassassin/)
         expect(errorOf(await callTool(h.client, 'svc_check_links', { id: 'no-such-id' }))).toContain('no-such-id')

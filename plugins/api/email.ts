@@ -1,6 +1,6 @@
 import { HTTPError } from 'h3'
 import { z } from 'zod'
-import { bareContentId, extractLinks, inlineContentIds, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import type { DefineInboxRoute } from './route.js'
@@ -36,6 +36,8 @@ async function inlineAttachments(store: MailStore, email: Email, html: string): 
   }
   return inlineContentIds(html, dataUris)
 }
+
+const linksTooSlow = 'Reading the links of a huge body took longer than its time budget'
 
 const idParams = z.object({ id: z.string().meta({ description: 'The email id, as listings and the SMTP 250 reply give it' }) })
 const noEmail = 'No email with this id'
@@ -128,9 +130,17 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     path: '/:id/links',
     summary: 'The distinct http(s) links of the HTML and text bodies',
     params: idParams,
-    ok: { description: 'The links, in order of appearance', schema: linksSchema },
-    errors: { 404: noEmail },
-    handler: async (_event, { params: { id } }, store) => extractLinks(await store.require(id)),
+    ok: {
+      description: `The links, in order of appearance: the first ${LINK_LIMITS.links} when the message has more`,
+      schema: linksSchema,
+      headers: { [LINKS_TRUNCATED_HEADER]: { description: `true when the message has more than ${LINK_LIMITS.links} distinct links, else false`, schema: z.enum(['true', 'false']) } },
+    },
+    errors: { 404: noEmail, 503: linksTooSlow },
+    handler: async (event, { params: { id } }, store) => {
+      const { links, truncated } = await extractLinks(await store.require(id)).catch((error: Error) => fail(503, error.message))
+      event.res.headers.set(LINKS_TRUNCATED_HEADER, String(truncated))
+      return links
+    },
   })
 
   define({

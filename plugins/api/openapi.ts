@@ -100,7 +100,7 @@ export function openApiDocument(app: H3, basePathname: string): JsonSchema {
         responses: { default: { description: 'The answer of the plugin' } },
       }
     } else {
-      const { status = 200, description, contentType = 'application/json', schema } = api.ok
+      const { status = 200, description, contentType = 'application/json', schema, headers } = api.ok
       const errors = { ...api.errors, ...(PROBE_PATHS.has(route) ? { 403: GUARD_ERRORS[403]! } : GUARD_ERRORS) }
       operation = {
         operationId: operationId(method, route),
@@ -113,7 +113,13 @@ export function openApiDocument(app: H3, basePathname: string): JsonSchema {
         ],
         ...(api.body ? { requestBody: { required: true, content: { 'application/json': { schema: convert(api.body, 'input') } } } } : {}),
         responses: {
-          [status]: { description, ...(schema ? { content: { [contentType]: { schema: convert(schema, 'output') } } } : {}) },
+          [status]: {
+            description,
+            ...(headers
+              ? { headers: Object.fromEntries(Object.entries(headers).map(([name, header]) => [name, { description: header.description, schema: convert(header.schema, 'output') }])) }
+              : {}),
+            ...(schema ? { content: { [contentType]: { schema: convert(schema, 'output') } } } : {}),
+          },
           ...Object.fromEntries(Object.entries(errors).map(([code, when]) => [code, errorResponse(when)])),
         },
       }

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto'
 import { HTTPError } from 'h3'
 import { z } from 'zod'
-import { defineOptions, definePlugin, type Email, type MailStore, type OptionValues } from 'svc-mail/kit'
+import { defineOptions, definePlugin, extractLinks, LINK_LIMITS, type Email, type MailStore, type OptionValues } from 'svc-mail/kit'
 import { htmlCheckResult, PLATFORMS, type HtmlCheckResult, type Platform } from './html-check.js'
 import { createHtmlScanner } from './html-scanner.js'
-import { checkedUrls, checkLinks, type LinkCheckResult } from './link-check.js'
+import { checkLinks, type LinkCheckResult } from './link-check.js'
 import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, spamdReport, type SpamCheckResult } from './spamd.js'
 import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
 
@@ -129,7 +129,9 @@ export default definePlugin({
     const checks: MessageChecks = {
       html: async (store, id, platforms) => JSON.parse(await htmlCheckJson(store, id, platforms)) as HtmlCheckResult,
       async links(store, id) {
-        return checkLinks(checkedUrls(await store.require(id)))
+        // The URLs a check asks for: the links, and the images of the HTML body.
+        const found = await extractLinks(await store.require(id), { images: true }).catch((error: Error) => fail(503, error.message))
+        return { ...(await checkLinks(found.links.map((link) => link.href))), truncated: found.truncated }
       },
       ...(spamd && {
         async spam(store: MailStore, id: string) {
@@ -159,8 +161,8 @@ export default definePlugin({
       path: '/api/email/:id/link-check',
       summary: 'Asks every http(s) link and image of the email for its status (HEAD, then GET when refused)',
       params: idParams,
-      ok: { description: 'Each distinct URL with its final status', schema: linkCheckSchema },
-      errors: { 404: 'No email with this id' },
+      ok: { description: `Each distinct URL with its final status, the first ${LINK_LIMITS.links} when the message has more`, schema: linkCheckSchema },
+      errors: { 404: 'No email with this id', 503: 'Reading the URLs of a huge body took longer than its time budget' },
       handler: (_event, { params: { id } }, store) => checks.links(store, id),
     })
     services.api?.route({

@@ -2,8 +2,6 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns'
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
-import { Parser } from 'htmlparser2'
-import { extractLinks } from 'svc-mail/kit'
 
 /** One checked URL of `GET /api/email/:id/link-check`. */
 export interface LinkStatus {
@@ -17,6 +15,8 @@ export interface LinkStatus {
 export interface LinkCheckResult {
   errors: number
   links: LinkStatus[]
+  /** Whether the message has more distinct URLs than were checked (LINK_LIMITS.links of the kit): those are the first ones. */
+  truncated: boolean
 }
 
 export const LINK_CHECK_LIMITS = {
@@ -119,41 +119,8 @@ async function checkLink(href: string, signal: AbortSignal): Promise<LinkStatus>
   }
 }
 
-/** Only http(s) URLs are ever asked for: `file:`, `javascript:` and the rest are no links to check. */
-function httpUrl(value: string | undefined): string | undefined {
-  if (value === undefined) return undefined
-  try {
-    const url = new URL(value.trim())
-    return url.protocol === 'http:' || url.protocol === 'https:' ? value.trim() : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/** The http(s) URLs of the HTML body's anchors, areas and images, in document order. */
-function htmlUrls(html: string): string[] {
-  const urls: string[] = []
-  const parser = new Parser(
-    {
-      onopentag(name, attributes) {
-        const url = httpUrl(name === 'a' || name === 'area' ? attributes.href : name === 'img' ? attributes.src : undefined)
-        if (url) urls.push(url)
-      },
-    },
-    { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
-  )
-  parser.end(html)
-  return urls
-}
-
-/** Every distinct URL a link check asks for: the HTML body's (links and images), then those only the text body has. */
-export function checkedUrls(email: { html?: string; text?: string }): string[] {
-  const text = extractLinks({ text: email.text }).map((link) => link.href)
-  return [...new Set([...htmlUrls(email.html ?? ''), ...text])]
-}
-
 /** Asks every URL, `concurrency` at once, within the total time limit. */
-export async function checkLinks(urls: string[]): Promise<LinkCheckResult> {
+export async function checkLinks(urls: string[]): Promise<Omit<LinkCheckResult, 'truncated'>> {
   const limits = LINK_CHECK_LIMITS
   const signal = AbortSignal.timeout(limits.totalTimeoutMs)
   const links: LinkStatus[] = new Array(urls.length)

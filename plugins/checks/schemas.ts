@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { LINK_LIMITS } from 'svc-mail/kit'
 import { PLATFORMS } from './html-check.js'
 
 const percent = z.number().min(0).max(100)
@@ -32,6 +33,7 @@ export const linkCheckSchema = z
         ok: z.boolean().meta({ description: 'A 2xx status' }),
       }),
     ),
+    truncated: z.boolean().meta({ description: `Whether the message has more than ${LINK_LIMITS.links} distinct URLs: the first ones are checked` }),
   })
   .meta({ id: 'LinkCheck' })
 

@@ -1,4 +1,4 @@
-import { DEFAULT_INBOX, formatSearch, type Email, type InboxInfo, type MailLink, type SummaryPage } from 'svc-mail/kit'
+import { DEFAULT_INBOX, formatSearch, LINKS_TRUNCATED_HEADER, type Email, type InboxInfo, type MailLink, type SummaryPage } from 'svc-mail/kit'
 import { MailNotFoundError, type HtmlCheck, type LinkCheck, type MailSource, type MailSources, type SpamCheck } from './source.js'
 
 export interface RestSourceOptions {
@@ -140,7 +140,10 @@ function inboxSource(
         throw error
       }
     },
-    links: (id) => json<MailLink[]>(`${email}/${segment(id)}/links`),
+    async links(id) {
+      const response = await request(`${email}/${segment(id)}/links`)
+      return { links: (await response.json()) as MailLink[], truncated: response.headers.get(LINKS_TRUNCATED_HEADER) === 'true' }
+    },
     htmlCheck: (id, platforms) => json<HtmlCheck>(`${email}/${segment(id)}/html-check${platforms?.length ? `?platforms=${platforms.join(',')}` : ''}`),
     // The check's own bounds (5 s a link, 60 s in all) come first; the margin covers the round trip.
     linkCheck: async (id) => (await (await request(`${email}/${segment(id)}/link-check`, {}, { timeoutMs: LINK_CHECK_MS + timeoutMs })).json()) as LinkCheck,

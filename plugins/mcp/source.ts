@@ -1,4 +1,4 @@
-import type { AttachmentContent, Email, InboxInfo, MailLink, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
+import type { AttachmentContent, Email, InboxInfo, LinkList, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc-mail/kit'
@@ -35,8 +35,8 @@ export interface MailSource {
    * timeout passed or the signal aborted.
    */
   wait(filter: WaitFilter, options: { timeoutMs: number; signal?: AbortSignal }): Promise<Email | undefined>
-  /** The http(s) links of an email, as `GET /api/email/:id/links` lists them. Throws MailNotFoundError. */
-  links(id: string): Promise<MailLink[]>
+  /** The http(s) links of an email, as `GET /api/email/:id/links` lists them, and whether they were cut. Throws MailNotFoundError. */
+  links(id: string): Promise<LinkList>
   /** `GET /api/email/:id/html-check`: the HTML's support in mail clients, on the platforms given (default all). */
   htmlCheck(id: string, platforms?: readonly HtmlCheckPlatform[]): Promise<HtmlCheck>
   /** `GET /api/email/:id/link-check`: every link asked for its status. */

@@ -1,6 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
+import { LINK_LIMITS } from 'svc-mail/kit'
 import { BODY_LENGTH_DEFAULT, BODY_LENGTH_MAX, boundBodies } from './bodies.js'
 import { inboxArgument, openInbox, toolResult, withLink, type McpContext } from './context.js'
 import { latestEmails, searchEmails } from './queries.js'
@@ -241,7 +242,7 @@ export function registerTools(server: McpServer, context: McpContext): void {
       description:
         'Every distinct http(s) link of a message in document order, each with its `href` and `text` (the anchor text of the HTML body, ' +
         'or the URL for a link of the plain-text body): the verification or reset link of a signup test without reading the whole body. ' +
-        'Does not mark the message read.',
+        `Does not mark the message read. At most ${LINK_LIMITS.links} links, the first ones: \`truncated\` says whether the message has more.`,
       inputSchema: {
         inbox: inboxArgument,
         id: emailId('The message'),
@@ -252,9 +253,9 @@ export function registerTools(server: McpServer, context: McpContext): void {
     async ({ inbox, id, contains }) => {
       const { source, link } = open(inbox)
       const needle = contains?.toLowerCase()
-      const all = await source.links(id)
+      const { links: all, truncated } = await source.links(id)
       const links = needle ? all.filter((entry) => entry.href.toLowerCase().includes(needle) || entry.text.toLowerCase().includes(needle)) : all
-      return toolResult({ id, count: links.length, links, link: link(id) }, [link(id)])
+      return toolResult({ id, count: links.length, links, truncated, link: link(id) }, [link(id)])
     },
   )
 

@@ -8,6 +8,8 @@ export interface ApiResponse {
   schema?: z.ZodType
   /** `application/json` when absent. */
   contentType?: string
+  /** Headers the answer carries, by name. */
+  headers?: Record<string, { description: string; schema: z.ZodType }>
 }
 
 /**

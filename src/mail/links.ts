@@ -8,8 +8,36 @@ export interface MailLink {
   text: string
 }
 
+/** The links of a message, at most LINK_LIMITS.links of them. */
+export interface LinkList {
+  links: MailLink[]
+  /** Whether the message may have more distinct links than were listed (it was not read to its end): those are the first ones. */
+  truncated: boolean
+}
+
+export interface LinkOptions {
+  /** `<img src>` counts as a link too (its text the image's alt): the URLs a link check asks for. */
+  images?: boolean
+}
+
+export const LINK_LIMITS = {
+  /** Distinct links listed; a message with more is answered with the first ones and `truncated`. */
+  links: 1000,
+  /** Links read, repeats included: a body of one URL a million times is not read to its end (and says `truncated`). */
+  read: 100_000,
+  /**
+   * Bodies are read this many characters at a time, and reading stops as
+   * soon as the limit is passed: a 20 MB body of URLs costs one slice.
+   */
+  sliceChars: 64 * 1024,
+}
+
+/** The header of the REST answer (a JSON array of links) saying whether the list was cut: `true` or `false`. */
+export const LINKS_TRUNCATED_HEADER = 'x-links-truncated'
+
 /** Only links a browser or an HTTP client can follow; mailto:, tel:, javascript: and the rest are left out. */
-function httpUrl(value: string): string | undefined {
+function httpUrl(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined
   const href = value.trim()
   try {
     const { protocol } = new URL(href)
@@ -21,12 +49,55 @@ function httpUrl(value: string): string | undefined {
 
 const collapse = (text: string) => text.replace(/\s+/g, ' ').trim()
 
-/** The http(s) anchors (`<a>`, `<area>`) of an HTML body in document order, read by htmlparser2. */
-function htmlLinks(html: string): MailLink[] {
+/**
+ * The distinct links found so far, each href at its first place; `full`
+ * once one more than the limit is known, or enough were read, and from
+ * then on nothing more is taken.
+ */
+function linkCollector() {
   const links: MailLink[] = []
-  let open: { href: string | undefined; text: string; alt: string } | undefined
+  const seen = new Set<string>()
+  let read = 0
+  const full = () => links.length > LINK_LIMITS.links || read >= LINK_LIMITS.read
+  return {
+    links,
+    /** Adds the link unless its href is known or the collector is full; the entry added, whose text may still grow. */
+    add(href: string, text: string): MailLink | undefined {
+      if (full()) return undefined
+      read++
+      if (seen.has(href)) return undefined
+      seen.add(href)
+      const link = { href, text }
+      links.push(link)
+      return link
+    },
+    get full() {
+      return full()
+    },
+  }
+}
+
+type Collector = ReturnType<typeof linkCollector>
+
+/** `text` in slices of about `size` characters, each ending at whitespace where it can, so that no URL is cut. */
+function* slices(text: string, size: number): Generator<string> {
+  for (let start = 0; start < text.length; ) {
+    let end = Math.min(text.length, start + size)
+    if (end < text.length) {
+      const space = text.slice(start, end).search(/\s\S*$/)
+      if (space > 0) end = start + space + 1
+    }
+    yield text.slice(start, end)
+    start = end
+  }
+}
+
+/** The http(s) anchors (`<a>`, `<area>`, and `<img>` when asked) of an HTML body in document order, read by htmlparser2. */
+function htmlLinks(html: string, found: Collector, { images }: LinkOptions): void {
+  // An anchor is listed where it opens; its text is what it holds until it closes.
+  let open: { link: MailLink | undefined; text: string; alt: string } | undefined
   const close = () => {
-    if (open?.href) links.push({ href: open.href, text: collapse(open.text) || collapse(open.alt) })
+    if (open?.link) open.link.text = collapse(open.text) || collapse(open.alt)
     open = undefined
   }
   const parser = new Parser(
@@ -35,12 +106,15 @@ function htmlLinks(html: string): MailLink[] {
         if (name === 'a') {
           // An anchor inside an anchor ends the first, as browsers parse it.
           close()
-          open = { href: attributes.href === undefined ? undefined : httpUrl(attributes.href), text: '', alt: '' }
-        } else if (name === 'area' && attributes.href !== undefined) {
           const href = httpUrl(attributes.href)
-          if (href) links.push({ href, text: collapse(attributes.alt ?? '') })
-        } else if (name === 'img' && open) {
-          open.alt += ` ${attributes.alt ?? ''}`
+          open = { link: href === undefined ? undefined : found.add(href, ''), text: '', alt: '' }
+        } else if (name === 'area') {
+          const href = httpUrl(attributes.href)
+          if (href) found.add(href, collapse(attributes.alt ?? ''))
+        } else if (name === 'img') {
+          if (open) open.alt += ` ${attributes.alt ?? ''}`
+          const src = images ? httpUrl(attributes.src) : undefined
+          if (src) found.add(src, collapse(attributes.alt ?? ''))
         }
       },
       ontext(text) {
@@ -52,28 +126,38 @@ function htmlLinks(html: string): MailLink[] {
     },
     { decodeEntities: true, lowerCaseTags: true, lowerCaseAttributeNames: true },
   )
-  parser.end(html)
+  for (const slice of slices(html, LINK_LIMITS.sliceChars)) {
+    parser.write(slice)
+    if (found.full) return close()
+  }
+  parser.end()
   close()
-  return links
 }
 
 /** Only URLs with a scheme: `example.com` in prose is not taken for a link. */
 const linkify = new LinkifyIt({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false })
 
 /** The http(s) URLs of a plain-text body, in order, each its own text. */
-function textLinks(text: string): MailLink[] {
-  return (linkify.match(text) ?? []).flatMap((match) => {
-    const href = httpUrl(match.url)
-    return href ? [{ href, text: href }] : []
-  })
+function textLinks(text: string, found: Collector): void {
+  for (const slice of slices(text, LINK_LIMITS.sliceChars)) {
+    for (const match of linkify.match(slice) ?? []) {
+      const href = httpUrl(match.url)
+      if (href) found.add(href, href)
+    }
+    if (found.full) return
+  }
 }
 
 /**
- * Every distinct http(s) link of a message: those of the HTML body with
- * their anchor text, then those only the text body has; each href once, at
- * its first place.
+ * Every distinct http(s) link of a message, up to LINK_LIMITS: those
+ * of the HTML body with their anchor text, then those only the text body
+ * has; each href once, at its first place. Runs on the calling thread, and
+ * takes seconds for a body of many megabytes: the kernel runs it on a
+ * parser worker (see extractLinks in pool.ts).
  */
-export function extractLinks(email: { html?: string; text?: string }): MailLink[] {
-  const seen = new Set<string>()
-  return [...htmlLinks(email.html ?? ''), ...textLinks(email.text ?? '')].filter((link) => !seen.has(link.href) && seen.add(link.href))
+export function findLinks(email: { html?: string; text?: string }, options: LinkOptions = {}): LinkList {
+  const found = linkCollector()
+  htmlLinks(email.html ?? '', found, options)
+  if (!found.full) textLinks(email.text ?? '', found)
+  return { links: found.links.slice(0, LINK_LIMITS.links), truncated: found.full }
 }

@@ -5,9 +5,10 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { packageRoot } from '../paths.js'
 import type { IncomingMail } from '../storage/driver.js'
+import { findLinks, LINK_LIMITS, type LinkList, type LinkOptions } from './links.js'
 import type { HtmlText, ParseInput } from './parse.js'
 import { parseAndPrepare } from './preparer.js'
-import type { ParseReply, ParseTask } from './worker.js'
+import type { WorkerReply, WorkerTask } from './worker.js'
 
 /**
  * Parsing (mailparser) is most of what a message costs. The main thread
@@ -21,7 +22,9 @@ import type { ParseReply, ParseTask } from './worker.js'
  * worker, which has a time budget per message. A worker over budget is
  * stopped (its other messages go to another) and the message is parsed
  * again with its text taken from the HTML in linear time, its record saying
- * so in `warnings`: a message is never refused for its HTML.
+ * so in `warnings`: a message is never refused for its HTML. Finding the
+ * links of a stored message (a body of megabytes takes seconds) runs on
+ * the same workers, under a budget of its own.
  */
 const POOL_SIZE = Math.max(1, Math.min(4, availableParallelism() - 1))
 /** A worker with nothing to do for this long stops, giving back its heap; the next burst starts one again. */
@@ -38,16 +41,24 @@ const MB = 1024 * 1024
  * busy machine it must still finish.
  */
 export const PARSE_BUDGET = { baseMs: 5000, perMbMs: 250, linearFactor: 4 }
-const budgetOf = ({ input, html }: Task) =>
-  (PARSE_BUDGET.baseMs + (input.raw.length / MB) * PARSE_BUDGET.perMbMs) * (html.mode === 'linear' ? PARSE_BUDGET.linearFactor : 1)
+/**
+ * A worker's time for the links of one message: reading them stops at the
+ * limits, but a huge body with few links is read whole (20 MB of HTML take
+ * seconds, many times that on a busy machine).
+ */
+export const LINKS_BUDGET = { baseMs: 30_000, perMbMs: 2000 }
 
+/** One job for a worker: a message to parse, or the links of a message. */
 interface Task {
   seq: number
-  input: ParseMailInput
-  prepare: string | undefined
-  html: HtmlText
-  resolve: (mail: IncomingMail) => void
-  reject: (error: Error) => void
+  /** How long the worker has for it, timed from when the worker starts on it. */
+  budgetMs: number
+  /** What is posted to the worker, made again when the task moves to another worker (bytes posted are moved). */
+  message(): { task: WorkerTask; transfer: ArrayBuffer[] }
+  settle(reply: WorkerReply): void
+  /** Past its budget, the worker stopped: the task is posted again differently, or fails. */
+  overBudget(seconds: number): void
+  reject(error: Error): void
 }
 
 interface PoolWorker {
@@ -91,7 +102,7 @@ function spawn(): PoolWorker {
   const { worker, queue } = entry
   // Idle workers never keep the process alive; busy ones do (see post).
   worker.unref()
-  worker.on('message', (reply: ParseReply | 'ready') => {
+  worker.on('message', (reply: WorkerReply | 'ready') => {
     if (reply === 'ready') {
       entry.ready = true
       if (queue.length > 0) startBudget(entry)
@@ -111,7 +122,7 @@ function spawn(): PoolWorker {
       }, IDLE_WORKER_MS).unref()
     }
     if (reply.error !== undefined) task.reject(new Error(reply.error))
-    else task.resolve({ email: reply.email, raw: task.input.raw, prepared: reply.prepared })
+    else task.settle(reply)
   })
   const fail = (error: Error) => {
     if (entry.stopped) return
@@ -128,17 +139,14 @@ function spawn(): PoolWorker {
 /** Times the worker's current task: over budget, the worker is stopped and its tasks go elsewhere. */
 function startBudget(entry: PoolWorker): void {
   const late = entry.queue[0]!
-  const budget = budgetOf(late)
   entry.budget = setTimeout(() => {
     entry.stopped = true
     forget(entry)
     void entry.worker.terminate()
     const waiting = entry.queue.splice(0).slice(1)
-    const seconds = Math.round(budget / 1000)
-    if (late.html.mode === 'convert') post({ ...late, html: { mode: 'linear', reason: `Its HTML was not converted to text within ${seconds} s` } })
-    else late.reject(new Error(`Parsing took longer than ${seconds} s`))
+    late.overBudget(Math.round(late.budgetMs / 1000))
     for (const task of waiting) post(task)
-  }, budget)
+  }, late.budgetMs)
 }
 
 function forget(entry: PoolWorker): void {
@@ -197,7 +205,57 @@ export async function parseMail(input: ParseMailInput): Promise<IncomingMail> {
       parsingHere = false
     }
   }
-  return new Promise((resolve, reject) => post({ seq: nextSeq++, input, prepare, html: { mode: 'convert' }, resolve, reject }))
+  return new Promise((resolve, reject) => post(parseTask(input, prepare, { mode: 'convert' }, resolve, reject)))
+}
+
+function parseTask(input: ParseMailInput, prepare: string | undefined, html: HtmlText, resolve: (mail: IncomingMail) => void, reject: (error: Error) => void): Task {
+  const seq = nextSeq++
+  return {
+    seq,
+    budgetMs: (PARSE_BUDGET.baseMs + (input.raw.length / MB) * PARSE_BUDGET.perMbMs) * (html.mode === 'linear' ? PARSE_BUDGET.linearFactor : 1),
+    message() {
+      // Shared memory is shared (SMTP intake collects large messages in it); other bytes are copied and the copy
+      // transferred. Either way, should the worker be stopped, the bytes are still here for the next one.
+      const shared = input.raw.buffer instanceof SharedArrayBuffer
+      const raw = shared ? input.raw : new Uint8Array(input.raw)
+      const task: WorkerTask = { kind: 'parse', seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare, html }
+      return { task, transfer: shared ? [] : [raw.buffer as ArrayBuffer] }
+    },
+    settle(reply) {
+      if ('email' in reply) resolve({ email: reply.email, raw: input.raw, prepared: reply.prepared })
+    },
+    overBudget(seconds) {
+      if (html.mode === 'convert') post(parseTask(input, prepare, { mode: 'linear', reason: `Its HTML was not converted to text within ${seconds} s` }, resolve, reject))
+      else reject(new Error(`Parsing took longer than ${seconds} s`))
+    },
+    reject,
+  }
+}
+
+/**
+ * The links of a message (see findLinks), found on a worker thread: a body
+ * of many megabytes takes seconds to read, and this thread serves every
+ * other client meanwhile. Fails when the worker is not done within its budget.
+ */
+export function extractLinks(email: { html?: string; text?: string }, options: LinkOptions = {}): Promise<LinkList> {
+  const bodies = { html: email.html ?? '', text: email.text ?? '' }
+  const chars = bodies.html.length + bodies.text.length
+  // A body of one slice takes a millisecond here, less than the hop to a worker.
+  if (!workerFile || chars <= LINK_LIMITS.sliceChars) return Promise.resolve(findLinks(bodies, options))
+  return new Promise((resolve, reject) => {
+    const seq = nextSeq++
+    const budgetMs = LINKS_BUDGET.baseMs + (chars / MB) * LINKS_BUDGET.perMbMs
+    post({
+      seq,
+      budgetMs,
+      message: () => ({ task: { kind: 'links', seq, ...bodies, options }, transfer: [] }),
+      settle(reply) {
+        if ('links' in reply) resolve(reply.links)
+      },
+      overBudget: (seconds) => reject(new Error(`Reading the links of the message took longer than ${seconds} s`)),
+      reject,
+    })
+  })
 }
 
 function post(task: Task): void {
@@ -209,11 +267,6 @@ function post(task: Task): void {
   }
   queue.push(task)
   if (queue.length === 1 && entry.ready) startBudget(entry)
-  const { seq, input, prepare, html } = task
-  // Shared memory is shared (SMTP intake collects large messages in it); other bytes are copied and the copy
-  // transferred. Either way, should the worker be stopped, the bytes are still here for the next one.
-  const shared = input.raw.buffer instanceof SharedArrayBuffer
-  const raw = shared ? input.raw : new Uint8Array(input.raw)
-  const message: ParseTask = { seq, raw, envelope: input.envelope, id: input.id, time: input.time?.getTime(), prepare, html }
-  worker.postMessage(message, shared ? [] : [raw.buffer as ArrayBuffer])
+  const { task: message, transfer } = task.message()
+  worker.postMessage(message, transfer)
 }

@@ -76,10 +76,15 @@ let t: TestSvc
 let browser: Browser
 const ids: Record<string, string> = {}
 
-beforeAll(async () => {
+async function startWithVectors() {
   t = await startSvc()
+  // One at a time: send() resolves the id of the next message stored.
   for (const [name, html] of Object.entries(VECTORS)) ids[name] = (await t.send({ subject: `vector: ${name}`, html, text: name })).id
-  browser = await launchBrowser()
+}
+
+beforeAll(async () => {
+  // Chromium starts while the vectors are sent.
+  ;[browser] = await Promise.all([launchBrowser(), startWithVectors()])
 })
 afterAll(async () => {
   await browser?.close()

@@ -112,7 +112,7 @@ function attachmentChip(email, attachment) {
     {},
     h(
       'a',
-      { class: 'attachment', href, download: name, title: `${name} (${attachment.contentType})` },
+      { class: isImage(attachment) ? 'attachment with-thumb' : 'attachment', href, download: name, title: `${name} (${attachment.contentType})` },
       isImage(attachment) ? h('img', { class: 'attachment-thumb', src: href, alt: '', loading: 'lazy', decoding: 'async' }) : icon('file'),
       h('span', { class: 'attachment-name', text: name }),
       h('span', { class: 'attachment-size', text: bytes(attachment.size) }),

@@ -8,7 +8,8 @@ const THEMES = ['system', 'light', 'dark']
 const LABELS = { system: 'as the system', light: 'light', dark: 'dark' }
 const ICONS = { system: 'monitor', light: 'sun', dark: 'moon' }
 
-function stored() {
+/** The theme chosen in this browser: `system` (the default), `light` or `dark`. */
+export function storedTheme() {
   try {
     const theme = localStorage.getItem(KEY)
     return THEMES.includes(theme) ? theme : 'system'
@@ -30,7 +31,7 @@ function apply(button, theme) {
 
 /** Makes `button` cycle through the themes, starting from the one remembered. */
 export function setupThemeSwitch(button) {
-  apply(button, stored())
+  apply(button, storedTheme())
   button.addEventListener('click', () => {
     const theme = THEMES[(THEMES.indexOf(button.dataset.theme) + 1) % THEMES.length]
     try {

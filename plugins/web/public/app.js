@@ -296,8 +296,8 @@ function applyRead({ ids, read }) {
   state.unread = Math.max(0, state.unread + (read ? -ids.length : ids.length))
   renderCounts()
   list.update()
-  // What a filter on read state shows changed with it.
-  if (state.unreadOnly || /(^|\s)-?is:/i.test(state.search)) scheduleReload()
+  // What a filter on read state shows changed with it; a reload under way may bring counts from before the change.
+  if (reloading || state.unreadOnly || /(^|\s)-?is:/i.test(state.search)) scheduleReload()
 }
 
 async function deleteOpen() {

@@ -52,7 +52,16 @@ export interface MailRoute {
 export interface MailArrival {
   /** The message as received, byte for byte. */
   raw: Buffer
+  /** How it came in: information for logs and counts, not the rule for who does what (that is `local`). */
   origin: MailOrigin
+  /**
+   * True when this process took the message in (over SMTP, or reloaded):
+   * work done once per message, whichever instance shares the storage
+   * (relay, webhooks, eviction, counting it), is done here. False for mail
+   * another process sharing the storage took in, announced here only so that
+   * this process's live listeners (Socket.IO, waiters, MCP) hear of it.
+   */
+  local: boolean
 }
 
 /** An SMTP error reply: smtp-server sends `responseCode` and the message. A `smtp:*` step hook throws one to refuse that step. */
@@ -100,11 +109,21 @@ export interface SvcHooks {
    */
   'mail:route': (email: Email, route: MailRoute) => void | Promise<void>
   /**
-   * A message was parsed and stored, before the SMTP client has its answer:
-   * a handler that throws vetoes it (removed again, `451` to the client).
+   * A message this process takes in (over SMTP, or reloaded by a plugin)
+   * was stored, before the sender has its answer. Handlers may only veto
+   * (throw: every copy is taken back, `451` to an SMTP client) or make it
+   * durable (persistence writes its files here); nothing live listens here,
+   * since a later handler may still refuse it. Never fired for mail another
+   * instance took in.
    */
   'mail:received': (email: Email, arrival: MailArrival) => void | Promise<void>
-  /** A message was accepted: after the `250`; nothing here delays or can refuse it. */
+  /**
+   * A message was accepted, whatever brought it (SMTP after its `250`, a
+   * reload, another instance sharing the storage): everything live listens
+   * here (events, waiters, MCP, webhooks, eviction, notifications). Nothing
+   * here delays or can refuse it; a handler that throws is logged and the
+   * others still run. Work done once per message checks `arrival.local`.
+   */
   'mail:accepted': (email: Email, arrival: MailArrival) => void | Promise<void>
   /** A message sent over SMTP was refused after its DATA (too large, unparsable, not stored, vetoed by `smtp:data` or `mail:received`). */
   'mail:rejected': (rejection: MailRejection) => void | Promise<void>

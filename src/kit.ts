@@ -9,6 +9,7 @@ export { defineOptions, flagName, type DeclaredOption, type OptionSpec, type Opt
 export { unknownFlags } from './cli/args.js'
 export { renderHelp, type HelpPage } from './cli/help.js'
 export { DURATION_FORMAT, parseDuration } from './config/duration.js'
+export type { Arrivals, IncomingArrival } from './arrival.js'
 export { SmtpReplyError, type MailArrival, type MailOrigin, type MailReading, type MailRejection, type MailRemoval, type MailRoute, type RejectionReason, type ServerInfo, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 export type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './http.js'
 export { PROBE_PATHS } from './http/probes.js'

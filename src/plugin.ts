@@ -1,4 +1,5 @@
 import type { ConsolaInstance } from 'consola'
+import type { Arrivals } from './arrival.js'
 import type { OptionSpec } from './config/options.js'
 import type { SvcConfig } from './config/resolve.js'
 import type { SvcHookable } from './hooks.js'
@@ -21,6 +22,8 @@ export interface SvcContext {
   config: SvcConfig
   hooks: SvcHookable
   store: MailStore
+  /** The one path new mail takes: a plugin that loads mail while running (a reload) hands it here, as SMTP does. */
+  arrivals: Arrivals
   smtp: SmtpIntake
   http: HttpShell
   logger: ConsolaInstance

@@ -6,7 +6,8 @@ import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
 import type { SvcConfig } from './config/resolve.js'
 import { limitConnections } from './connections.js'
-import { SmtpReplyError, type MailArrival, type MailRoute, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+import { ArrivalRefusedError, type Arrivals } from './arrival.js'
+import { SmtpReplyError, type MailRoute, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
 import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
@@ -80,7 +81,8 @@ const MAX_RECIPIENTS = 1000
 /**
  * The SMTP intake and the programmatic interface of spec.md: the object
  * `start()` resolves as `smtp`. Its events are an adapter over the hooks:
- * `new` for every message accepted over SMTP (`mail:accepted`), `delete`
+ * `new` for every message this process took in (`mail:accepted` with
+ * `local`: over SMTP or reloaded), `delete`
  * (`mail:deleted`), `error` (`smtp:error`) and `close` (`server:close`).
  */
 export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
@@ -97,6 +99,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     private readonly config: SvcConfig,
     private readonly store: MailStore,
     private readonly hooks: SvcHookable,
+    private readonly arrivals: Arrivals,
     private readonly logger: ConsolaInstance,
   ) {
     super()
@@ -121,10 +124,6 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     })
     hooks.hook('smtp:error', (error) => {
       if (this.listenerCount('error') > 0) this.emit('error', error)
-    })
-    hooks.hook('mail:accepted', (email, { origin }) => {
-      // After every other handler's synchronous part: listeners of `new` see the message settled.
-      if (origin === 'smtp') setImmediate(() => this.emit('new', email))
     })
     hooks.hook('mail:deleted', (event) => {
       this.emit('delete', event)
@@ -161,6 +160,10 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   }
 
   listen(): Promise<number> {
+    // Hooked once every plugin is set up, so it runs last: listeners of `new` see the message settled (the cap held, webhooks queued).
+    this.hooks.hook('mail:accepted', (email, { local }) => {
+      if (local) this.emit('new', email)
+    })
     // smtp-server's listen() is its net.Server's.
     return listenOn(this.server.server, this.config.smtp, this.config.ip, 'SMTP', { port: '--smtp', host: '--ip' })
   }
@@ -350,44 +353,22 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
     }
     const route: MailRoute = { inboxes: [], user: typeof session.user === 'string' ? session.user : undefined }
     await this.hooks.callHook('mail:route', email, route)
-    const copies = [...new Set(route.inboxes.length > 0 ? route.inboxes : [DEFAULT_INBOX])].map((inbox) => ({ ...email, inbox }))
-    const kept: Email[] = []
-    /** Takes back the copies kept so far: nothing is acknowledged that was not kept whole. */
-    const takeBack = () =>
-      Promise.all(
-        kept.map((copy) =>
-          this.store
-            .inbox(copy.inbox)
-            .remove(copy.id)
-            .catch((removal: Error) => this.logger.error(`Could not take back message ${copy.id}: ${removal.message}`)),
-        ),
-      )
-    for (const copy of copies) {
-      try {
-        await this.store.inbox(copy.inbox).add({ ...mail, email: copy })
-        kept.push(copy)
-      } catch (error) {
-        await takeBack()
-        // Nothing is acknowledged that the storage did not keep: the client sends it again later.
-        this.logger.error(`Could not store message: ${(error as Error).message}`)
-        throw new MessageRefusal('storage-failed', 451, 'Could not store the message, try again later')
-      }
+    const inboxes = [...new Set(route.inboxes.length > 0 ? route.inboxes : [DEFAULT_INBOX])]
+    const keep = async (store: MailStore) => {
+      const copy = { ...email, inbox: store.name }
+      await store.add({ ...mail, email: copy })
+      return copy
     }
-    const arrival: MailArrival = { raw, origin: 'smtp' }
     try {
-      for (const copy of copies) await this.hooks.callHook('mail:received', copy, arrival)
+      const accepted = await this.arrivals.receive({ inboxes, keep, raw, origin: 'smtp' })
+      return { id: email.id, accepted }
     } catch (error) {
-      // A plugin that could not keep the message (e.g. the disk is full) must not see it acknowledged.
-      await takeBack()
-      this.logger.error(`Could not accept message: ${(error as Error).message}`)
-      throw new MessageRefusal('vetoed', 451, 'Could not store the message, try again later')
+      if (!(error instanceof ArrivalRefusedError)) throw error
+      // Nothing is acknowledged that the storage did not keep, nor what a plugin could not keep (e.g. the disk is full): the client sends it again later.
+      const [reason, what] = error.stage === 'storage' ? (['storage-failed', 'store'] as const) : (['vetoed', 'accept'] as const)
+      this.logger.error(`Could not ${what} message: ${error.message}`)
+      throw new MessageRefusal(reason, 451, 'Could not store the message, try again later')
     }
-    const accepted = async () => {
-      for (const copy of copies) {
-        await Promise.resolve(this.hooks.callHook('mail:accepted', copy, arrival)).catch((error: Error) => this.logger.error(`A mail:accepted handler failed: ${error.message}`))
-      }
-    }
-    return { id: email.id, accepted }
   }
 }
 

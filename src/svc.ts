@@ -1,4 +1,5 @@
 import type { ConsolaInstance } from 'consola'
+import { createArrivals, type Arrivals } from './arrival.js'
 import { ConfigError, layers, resolveConfig, type SvcConfig, type SvcOptions } from './config/resolve.js'
 import { createSvcHooks, type ServerInfo, type SvcHookable } from './hooks.js'
 import { createHttpShell, type HttpShell } from './http.js'
@@ -31,6 +32,8 @@ export class Svc {
   readonly hooks: SvcHookable
   readonly logger: ConsolaInstance
   readonly store: MailStore
+  /** The one path new mail takes, whatever brought it. */
+  readonly arrivals: Arrivals
   readonly smtp: SmtpIntake
   readonly http: HttpShell
   readonly services: Partial<SvcServices> = {}
@@ -49,7 +52,8 @@ export class Svc {
     this.logger = createLogger(this.config)
     this.hooks = createSvcHooks()
     this.store = createMailStore(createDriver(this.config, this.plugins), this.hooks)
-    this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.logger.withTag('smtp'))
+    this.arrivals = createArrivals(this.store, this.hooks, this.logger)
+    this.smtp = new SmtpIntake(this.config, this.store, this.hooks, this.arrivals, this.logger.withTag('smtp'))
     this.http = createHttpShell(
       this.config,
       this.logger.withTag('http'),
@@ -125,7 +129,7 @@ export class Svc {
       else {
         const store = this.store.inbox(change.inbox)
         const [email, raw] = await Promise.all([store.get(change.id), store.raw(change.id)])
-        if (email && raw) await this.hooks.callHook('mail:accepted', email, { raw, origin: 'remote' })
+        if (email && raw) await this.arrivals.announce(email, raw)
         else {
           this.unseenRemoteMail.add(key(change.id))
           // A message this process removed itself is never announced back, so its id stays; keep the newest only.
@@ -142,6 +146,7 @@ export class Svc {
       config: this.config,
       hooks: this.hooks,
       store: this.store,
+      arrivals: this.arrivals,
       smtp: this.smtp,
       http: this.http,
       services: this.services,

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { expect, it, vi } from 'vitest'
+import { definePlugin } from '../src/kit.js'
 import type { Email } from '../src/types.js'
 import { readSidecar, useMailDirectory, writeSidecar } from './persistence-support.js'
 import type { TestSvc } from './support/svc.js'
@@ -164,6 +165,38 @@ it('reloads files copied in while running, once', async () => {
   } finally {
     await rm(source, { recursive: true, force: true })
   }
+})
+
+it('takes reloaded files through the arrival path: each reaches mail:accepted once, and one a plugin refuses is taken back, its file left for the next reload', async () => {
+  const accepted: string[] = []
+  const refuser = definePlugin({
+    name: 'refuse-vetoed',
+    setup({ hooks }) {
+      hooks.hook('mail:received', (email) => {
+        if (email.subject.startsWith('Vetoed')) throw new Error('refused by the test')
+      })
+      hooks.hook('mail:accepted', (email) => {
+        accepted.push(email.id)
+      })
+    },
+  })
+  const t = await start({ plugins: [refuser] })
+  const deleted: string[] = []
+  t.svc.smtp.on('delete', ({ id }) => deleted.push(id))
+  await writeFile(join(mail.dir, 'kept.eml'), message('Kept'))
+  await writeFile(join(mail.dir, 'vetoed.eml'), message('Vetoed'))
+
+  expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
+  expect(accepted).toEqual(['kept'])
+  expect(await t.svc.store.has('kept')).toBe(true)
+  expect(await t.svc.store.has('vetoed')).toBe(false)
+  expect(deleted).toEqual(['vetoed'])
+  expect(await emlFiles()).toEqual(['kept.eml', 'vetoed.eml'])
+
+  // The refused file is offered again, and refused again; the kept one is not announced twice.
+  expect(await t.svc.services.reloadMailDirectory!()).toBe(0)
+  expect(accepted).toEqual(['kept'])
+  expect((await t.svc.store.counts()).total).toBe(1)
 })
 
 it('answers 451 and keeps nothing when the file cannot be written', async () => {

@@ -133,7 +133,7 @@ describe('once per message across svc processes sharing storage', () => {
     const email = (await svc.svc.store.get(id))!
     const raw = (await svc.svc.store.raw(id))!
     // What the kernel hears from another process: its arrivals and removals, relayed to this one's hooks.
-    await svc.svc.hooks.callHook('mail:accepted', { ...email, id: 'elsewhere' }, { raw, origin: 'remote' })
+    await svc.svc.arrivals.announce({ ...email, id: 'elsewhere' }, raw)
     await svc.svc.hooks.callHook('mail:deleted', { inbox: 'default', id: 'elsewhere', remote: true })
     expect((await svc.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
     // One webhook's deliveries go in order: had the remote events been sent, they would sit before the removal.

@@ -27,7 +27,7 @@ function createMetrics(store: MailStore, smtp: SmtpIntake) {
   }
   return {
     register,
-    received: new Counter({ name: 'svc_messages_received_total', help: 'Messages this instance accepted over SMTP', registers }),
+    received: new Counter({ name: 'svc_messages_received_total', help: 'Messages this instance took in: accepted over SMTP or reloaded from the mail directory', registers }),
     rejected: new Counter({
       name: 'svc_messages_rejected_total',
       help: 'Messages this instance refused after their DATA, by reason',
@@ -93,7 +93,7 @@ export default definePlugin({
     // A message routed to several inboxes is accepted once per copy, with one arrival: counted once.
     const counted = new WeakSet<MailArrival>()
     hooks.hook('mail:accepted', (_email, arrival) => {
-      if (arrival.origin !== 'smtp' || counted.has(arrival)) return
+      if (!arrival.local || counted.has(arrival)) return
       counted.add(arrival)
       metrics.received.inc()
     })

@@ -24,7 +24,7 @@ export default definePlugin({
   name: 'persistence',
   options,
   enabled: (config) => Boolean(config.mailDirectory),
-  async setup({ config, hooks, store, logger, services }) {
+  async setup({ config, hooks, store, arrivals, logger, services }) {
     const root = config.mailDirectory
     await prepareDirectory(root)
     const dirOf = (inbox: string) => (inbox === DEFAULT_INBOX ? root : join(root, INBOXES_DIR, inbox))
@@ -79,6 +79,8 @@ export default definePlugin({
       }).catch((error: Error) => logger.warn(`Could not write ${id}.json: ${error.message}`))
     let stopping = false
     let backfill = Promise.resolve()
+    /** Reloaded messages on their way through `mail:received`: their files are where they came from, so nothing is written, nor removed should one be taken back. */
+    const reloading = new Set<string>()
 
     const unhooks = [
       // Once svc serves: done while it starts, the writes would hold up its start.
@@ -91,10 +93,9 @@ export default definePlugin({
         })()
       }),
       // Thrown errors reach the kernel, which drops the message and answers 451.
-      hooks.hook('mail:received', async (email, { raw, origin }) => {
-        // A reloaded message comes from its own file. The sidecar first: the `.eml` is what makes a message,
-        // and its directory flush covers both.
-        if (origin === 'reload') return
+      hooks.hook('mail:received', async (email, { raw }) => {
+        if (reloading.has(`${email.inbox}/${email.id}`)) return
+        // The sidecar first: the `.eml` is what makes a message, and its directory flush covers both.
         const dir = dirOf(email.inbox)
         if (email.inbox !== DEFAULT_INBOX) await mkdir(dir, { recursive: true })
         await track(email.inbox, email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
@@ -110,6 +111,8 @@ export default definePlugin({
       // The whole sidecar again: the relay's fields live in its body, which has no fixed width to write in place.
       hooks.hook('mail:updated', ({ inbox, id }) => keepRecord(inbox, id)),
       hooks.hook('mail:deleted', async ({ inbox, id }) => {
+        // A reload taken back leaves its file, which the next reload offers again.
+        if (reloading.has(`${inbox}/${id}`)) return
         try {
           await track(inbox, id, () => removeMailFiles(dirOf(inbox), id))
         } catch (error) {
@@ -119,7 +122,7 @@ export default definePlugin({
       }),
     ]
 
-    /** Loads `.eml` files added while running; they reach `mail:received` like new mail, so listeners and the cap see them. */
+    /** Loads `.eml` files added while running; they take the arrival path of new mail, so a plugin may refuse them and listeners and the cap see them. */
     const reload = async (): Promise<number> => {
       let count = 0
       for (const inbox of await keptInboxes()) count += await reloadInbox(store.inbox(inbox))
@@ -137,19 +140,29 @@ export default definePlugin({
       await loadMailFiles(dir, fresh, prepare, logger, async (loaded) => {
         const id = loadedId(loaded)
         if (!(await isNew(id))) return
-        await storeLoaded(inbox, loaded)
+        const raw = 'kept' in loaded ? await loaded.kept.raw() : loaded.parsed.raw
+        if (!raw) return
+        // Listeners get the whole message as stored, as they do new mail.
+        const keep = async (own: MailStore) => {
+          await storeLoaded(own, loaded)
+          const email = await own.get(id)
+          if (!email) throw new Error(`its file ${id}.eml could no longer be read`)
+          return email
+        }
+        const key = `${inbox.name}/${id}`
+        reloading.add(key)
+        let accepted: () => Promise<void>
+        try {
+          accepted = await arrivals.receive({ inboxes: [inbox.name], keep, raw, origin: 'reload' })
+        } catch (error) {
+          logger.warn(`Did not reload email ${id}: ${(error as Error).message}`)
+          return
+        } finally {
+          reloading.delete(key)
+        }
         if ('parsed' in loaded) await keepRecord(inbox.name, id)
         count++
-        // Listeners get the whole message as stored, as they do new mail.
-        const [email, raw] = await Promise.all([inbox.get(id), inbox.raw(id)])
-        if (!email || !raw) return
-        const arrival = { raw, origin: 'reload' } as const
-        try {
-          await hooks.callHook('mail:received', email, arrival)
-          await hooks.callHook('mail:accepted', email, arrival)
-        } catch (error) {
-          logger.warn(`A plugin failed on reloaded email ${email.id}: ${(error as Error).message}`)
-        }
+        await accepted()
       })
       return count
     }

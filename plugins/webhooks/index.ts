@@ -160,8 +160,8 @@ export default definePlugin({
     // `mail:accepted` comes after the SMTP 250 and only for mail really accepted, so nothing here delays the
     // client; mail another process sharing the storage took in is announced by that process, once.
     const unhooks = [
-      hooks.hook('mail:accepted', (email, { origin }) => {
-        if (origin === 'remote') return
+      hooks.hook('mail:accepted', (email, { local }) => {
+        if (!local) return
         let target: ReturnType<typeof searchTarget> | undefined
         const payload: WebhookPayload = { event: 'mail:received', inbox: email.inbox, email: boundSummary(toSummary(email)) }
         send('mail:received', email.id, payload, ({ matches }) => !matches || matches((target ??= searchTarget(email))))

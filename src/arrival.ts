@@ -1,0 +1,97 @@
+import type { ConsolaInstance } from 'consola'
+import type { MailArrival, MailOrigin, SvcHookable } from './hooks.js'
+import type { MailStore } from './storage/store.js'
+import type { Email } from './types.js'
+
+/** A message this process takes in (over SMTP, or loaded by a plugin while running), as the arrival path is given it. */
+export interface IncomingArrival {
+  /** The inboxes it goes to: a copy in each, under the same id. */
+  inboxes: string[]
+  /** Keeps the copy of one inbox in that inbox's store; resolves the record as the hooks are to see it. */
+  keep(store: MailStore): Promise<Email>
+  /** The message as received, byte for byte. */
+  raw: Buffer
+  origin: Exclude<MailOrigin, 'remote'>
+}
+
+/** Why an arrival was refused: a copy could not be kept (`storage`), or a `mail:received` handler threw (`veto`). */
+export class ArrivalRefusedError extends Error {
+  constructor(
+    readonly stage: 'storage' | 'veto',
+    readonly reason: Error,
+  ) {
+    super(reason.message)
+  }
+}
+
+/**
+ * The one path every new message takes, whatever brought it: kept, then
+ * `mail:received` (which may only veto or make durable), then
+ * `mail:accepted` (which everything live listens to).
+ */
+export interface Arrivals {
+  /**
+   * Keeps a copy in each inbox, then runs `mail:received` for each. When a
+   * copy cannot be kept or a handler throws, every copy kept so far is taken
+   * back (`store.remove`) and it rejects with an ArrivalRefusedError.
+   * Resolves what to run once the sender has its answer: `mail:accepted`
+   * for each copy, with `local` true.
+   */
+  receive(incoming: IncomingArrival): Promise<() => Promise<void>>
+  /** Mail another process sharing the storage took in: `mail:accepted`, with `local` false, for this process's listeners. */
+  announce(email: Email, raw: Buffer): Promise<void>
+}
+
+export function createArrivals(store: MailStore, hooks: SvcHookable, logger: ConsolaInstance): Arrivals {
+  /** Every handler runs, whatever one before it threw: nothing can refuse an accepted message, and one failing listener silences no other. */
+  const accept = (email: Email, arrival: MailArrival) =>
+    hooks.callHookWith(
+      async (handlers, args) => {
+        for (const handler of handlers) {
+          try {
+            await handler(...args)
+          } catch (error) {
+            logger.error(`A mail:accepted handler failed on email ${email.id}: ${(error as Error).message}`)
+          }
+        }
+      },
+      'mail:accepted',
+      [email, arrival],
+    )
+
+  return {
+    async receive({ inboxes, keep, raw, origin }) {
+      const kept: Email[] = []
+      /** Nothing is acknowledged that was not kept whole, nor anything a handler refused. */
+      const refuse = async (stage: ArrivalRefusedError['stage'], error: unknown): Promise<never> => {
+        await Promise.all(
+          kept.map((copy) =>
+            store
+              .inbox(copy.inbox)
+              .remove(copy.id)
+              .catch((removal: Error) => logger.error(`Could not take back email ${copy.id}: ${removal.message}`)),
+          ),
+        )
+        throw new ArrivalRefusedError(stage, error as Error)
+      }
+      for (const inbox of inboxes) {
+        try {
+          kept.push(await keep(store.inbox(inbox)))
+        } catch (error) {
+          return refuse('storage', error)
+        }
+      }
+      // One arrival for every copy: a listener counting messages, not copies, tells them apart by it.
+      const arrival: MailArrival = { raw, origin, local: true }
+      try {
+        for (const copy of kept) await hooks.callHook('mail:received', copy, arrival)
+      } catch (error) {
+        return refuse('veto', error)
+      }
+      return async () => {
+        for (const copy of kept) await accept(copy, arrival)
+      }
+    },
+    announce: (email, raw) => accept(email, { raw, origin: 'remote', local: false }),
+  }
+}

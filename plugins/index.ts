@@ -43,8 +43,8 @@ import './webhooks/index.js'
 
 /**
  * The built-in plugins, in set-up order: auth guards every web route before
- * any is served; persistence writes a message before eviction may drop one,
- * and before waiters are handed it; retention sweeps the restored backlog.
+ * any is served; persistence restores the backlog before eviction and
+ * retention trim it.
  * Each can be turned off by name (`disablePlugins`) or replaced by a user
  * plugin of the same name.
  */

@@ -5,6 +5,7 @@ import { expect, it } from 'vitest'
 import { useMailDirectory } from './persistence-support.js'
 import { storedIds } from './support/storage.js'
 import type { TestSvc } from './support/svc.js'
+import { definePlugin } from '../src/kit.js'
 
 const mail = useMailDirectory('eviction')
 const start = mail.start
@@ -96,4 +97,35 @@ it('evicts a reloaded file older than everything kept, at once', async () => {
   // The next arrival evicts the oldest live message again, in time order.
   const [next] = await sendInOrder(t, ['Live 3'])
   expect((await storedIds(t.svc.store, 'asc'))).toEqual([ids[1], next])
+})
+
+it('drops no message to make room for one a later plugin refuses', async () => {
+  // A user's plugin, set up after eviction, that cannot keep some messages.
+  const refuser = definePlugin({
+    name: 'refuse-vetoed',
+    setup({ hooks }) {
+      hooks.hook('mail:received', (email) => {
+        if (email.subject === 'Vetoed') throw new Error('refused by the test')
+      })
+    },
+  })
+  const t = await start({ maxEmails: 2, plugins: [refuser] })
+  const deleted: string[] = []
+  t.svc.smtp.on('delete', ({ id }) => deleted.push(id))
+  const ids = await sendInOrder(t, ['One', 'Two'])
+
+  const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true })
+  try {
+    await expect(mailer.sendMail({ from: 'a@example.com', to: 'b@example.com', subject: 'Vetoed', text: 'x' })).rejects.toMatchObject({ responseCode: 451 })
+  } finally {
+    mailer.close()
+  }
+  expect(await storedIds(t.svc.store, 'asc')).toEqual(ids)
+  expect(await emlIds()).toEqual([...ids].sort())
+  // The refused message's own removal, nothing older.
+  expect(deleted.filter((id) => ids.includes(id))).toEqual([])
+
+  // The next accepted arrival evicts as before.
+  const [three] = await sendInOrder(t, ['Three'])
+  expect(await storedIds(t.svc.store, 'asc')).toEqual([ids[1], three])
 })

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
@@ -134,6 +135,28 @@ describe('three instances on one database', () => {
     }
     await sleep(300)
     for (const listener of heard) expect({ added: listener.added.length, deleted: listener.deleted.length }).toEqual({ added: 5, deleted: 5 })
+  })
+
+  it('tell an MCP session of mail another instance took in, and of its removal', async () => {
+    const [a, b] = await instances(2, { mcp: true })
+    const mcp = new Client({ name: 'svc-test', version: '1.0.0' })
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${b.baseUrl}/mcp`)))
+    let changes = 0
+    mcp.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      changes++
+    })
+    try {
+      // The client opens its event stream after initializing; notifications come on it.
+      await sleep(300)
+      await send(a, 'elsewhere', 1)
+      await expect.poll(() => changes, { timeout: 10_000 }).toBe(1)
+      const [{ id }] = (await page(a)).items
+      expect((await mcp.listResources()).resources.map((resource) => resource.uri)).toContain(`svc://email/${id}`)
+      expect(await json(a, `/api/email/${id}`, { method: 'DELETE' })).toBe(true)
+      await expect.poll(() => changes, { timeout: 10_000 }).toBe(2)
+    } finally {
+      await mcp.close()
+    }
   })
 
   it('keep --max-emails for the whole inbox, each message evicted once, one deleteMail per client', async () => {

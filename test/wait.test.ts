@@ -1,6 +1,7 @@
 import { request } from 'node:http'
 import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { definePlugin } from '../src/kit.js'
 import type { Email } from '../src/types.js'
 import { expectJsonError } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -156,5 +157,36 @@ describe('GET /api/email/wait', () => {
   it('is not taken for an email id', async () => {
     await expectJsonError(await t.api('/api/email/wait?subject=nothing-like-it&timeout=0'), 408)
     await expectJsonError(await t.api('/api/email/waiting'), 404)
+  })
+})
+
+describe('a message a plugin refuses', () => {
+  it('is never handed to a waiter: the client got 451, the waiter gets the next match', async () => {
+    const refuser = definePlugin({
+      name: 'refuse-vetoed',
+      setup({ hooks }) {
+        hooks.hook('mail:received', (email) => {
+          if (email.subject.startsWith('Vetoed')) throw new Error('refused by the test')
+        })
+      },
+    })
+    const refusing = await startSvc({ plugins: [refuser] })
+    try {
+      const tag = unique()
+      const pending = refusing.api(waitUrl({ subject: tag, timeout: '20000' }))
+      await vi.waitFor(() => expect(refusing.svc.services.waiters!.size).toBe(1))
+      const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: refusing.smtpPort, secure: false, ignoreTLS: true })
+      try {
+        await expect(mailer.sendMail({ from: 'a@example.com', to: 'b@example.com', subject: `Vetoed ${tag}`, text: 'x' })).rejects.toMatchObject({ responseCode: 451 })
+      } finally {
+        mailer.close()
+      }
+      const kept = await refusing.send({ subject: `Kept ${tag}` })
+      const response = await pending
+      expect(response.status).toBe(200)
+      expect(await response.json()).toMatchObject({ id: kept.id, subject: `Kept ${tag}` })
+    } finally {
+      await refusing.stop()
+    }
   })
 })

@@ -30,8 +30,10 @@ async function trim(store: MailStore, cap: number): Promise<number> {
  * `--max-emails`: the oldest messages of an inbox go once it passes the cap
  * (each inbox is capped on its own), so `deleteMail` events go out and
  * their files are removed. Runs once for every inbox at start-up, once the
- * backlog is restored, and for every arrival before its `250`, so the cap
- * holds whenever a client has its answer.
+ * backlog is restored, and for every arrival once it is accepted (after its
+ * `250`), so no message makes room for one a plugin then refuses; by the
+ * instance that took it in, as the trim holds for every instance sharing
+ * the storage.
  */
 export default definePlugin({
   name: 'eviction',
@@ -60,7 +62,8 @@ export default definePlugin({
           if (evicted) logger.info(`Evicted ${evicted} email(s) of inbox ${name} to keep the cap of ${cap}`)
         }
       }),
-      hooks.hook('mail:received', async ({ inbox }) => {
+      hooks.hook('mail:accepted', async ({ inbox }, { local }) => {
+        if (!local) return
         const count = await serialTrim(inbox)
         if (count) logger.debug(`Evicted ${count} email(s) of inbox ${inbox} to keep the cap of ${cap}`)
       }),

@@ -7,7 +7,7 @@ export function createStoreSources({ store, services, hooks }: Pick<SvcContext, 
     inbox: (name) => storeSource(store.inbox(name), services),
     inboxes: () => store.inboxes(),
     watch(listener) {
-      const unhooks = [hooks.hook('mail:received', () => listener()), hooks.hook('mail:deleted', () => listener())]
+      const unhooks = [hooks.hook('mail:accepted', () => listener()), hooks.hook('mail:deleted', () => listener())]
       return () => {
         for (const unhook of unhooks) unhook()
       }

@@ -35,24 +35,17 @@ declare module 'svc-mail' {
  * Waiting for mail on the server (`services.waiters`, used by
  * `GET /api/email/wait` and `svc_wait_for_email`): a request waits for the
  * first message matching its filter without polling. Waiters are fed by
- * `mail:received`, registered after persistence, so a message is handed out
- * only once it is kept, and by mail other instances sharing the storage took
- * in (`mail:accepted` from `remote`).
+ * `mail:accepted`, so a message is handed out only once no plugin can refuse
+ * it any more, whichever instance sharing the storage took it in.
  */
 export default definePlugin({
   name: 'wait',
   setup({ hooks, store, services }) {
     const registry = createWaiterRegistry((inbox) => store.inbox(inbox))
     services.waiters = registry
-    const unhooks = [
-      hooks.hook('mail:received', (email) => registry.offer(email)),
-      // Mail another instance took in, on a shared storage: kept there already.
-      hooks.hook('mail:accepted', (email, { origin }) => {
-        if (origin === 'remote') registry.offer(email)
-      }),
-    ]
+    const unhook = hooks.hook('mail:accepted', (email) => registry.offer(email))
     return () => {
-      for (const unhook of unhooks) unhook()
+      unhook()
       registry.closeAll()
       delete services.waiters
     }

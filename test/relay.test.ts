@@ -183,6 +183,18 @@ describe('auto-relay', () => {
     expect((await outgoing.next()).to).toEqual(['user@example.com', 'audit@example.org'])
   })
 
+  it('leaves mail reloaded from the mail directory unsent: only what an application sent goes on', async () => {
+    const outgoing = await outgoingServer()
+    const mailDirectory = mkdtempSync(join(dir, 'mail-'))
+    const t = await svcRelayingTo(outgoing, { autoRelay: true, mailDirectory })
+    writeFileSync(join(mailDirectory, 'dropped.eml'), 'From: a@example.com\r\nTo: someone@example.com\r\nSubject: Dropped in\r\n\r\nold\r\n')
+    expect(await t.svc.services.reloadMailDirectory!()).toBe(1)
+    await t.send(message)
+    await outgoing.next()
+    await t.stop() // waits for the relays in flight
+    expect(outgoing.deliveries.map((delivery) => delivery.to)).toEqual([['user@example.com', 'audit@example.org']])
+  })
+
   it('keeps the message and goes on relaying when the outgoing server refuses', async () => {
     const outgoing = await outgoingServer({ refuse: 'data' })
     const t = await svcRelayingTo(outgoing, { autoRelay: true })

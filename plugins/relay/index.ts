@@ -104,9 +104,11 @@ export default definePlugin({
     const inFlight = new Set<Promise<void>>()
     // `mail:accepted` comes after the SMTP 250 and only for mail really
     // accepted, so the relay never delays the client nor sends a message svc
-    // refused; once per message, by the process that took it in.
-    const unhook = hooks.hook('mail:accepted', (email, { raw, local }) => {
-      if (!autoRelay || !local) return
+    // refused; once per message, by the process that took it in. Files
+    // reloaded from the mail directory are not sent on: only what an
+    // application sent is, never a directory's old mail (docs/storage.md).
+    const unhook = hooks.hook('mail:accepted', (email, { raw, origin, local }) => {
+      if (!autoRelay || !local || origin === 'reload') return
       const candidates = typeof autoRelay === 'string' ? [autoRelay] : email.envelope.to.map((rcpt) => rcpt.address)
       const recipients = candidates.filter((address) => isAllowed(rules, address))
       if (recipients.length === 0) {

@@ -5,7 +5,9 @@ export default definePlugin({
   name: 'sender-stats',
   setup({ hooks, http, logger }) {
     const counts = new Map<string, number>()
-    hooks.hook('mail:received', (email) => {
+    // Once every plugin let the message in; mail another instance took in is counted there.
+    hooks.hook('mail:accepted', (email, { local }) => {
+      if (!local) return
       const sender = email.from[0]?.address ?? 'unknown'
       counts.set(sender, (counts.get(sender) ?? 0) + 1)
       logger.debug(`${sender} has sent ${counts.get(sender)} messages`)

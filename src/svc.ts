@@ -73,7 +73,7 @@ export class Svc {
       this.teardowns.unshift(async () => driver.dispose?.())
       // One change at a time, in the order they came: a client hears of an arrival before its removal.
       let announcing = Promise.resolve()
-      const unwatch = driver.watch?.((change) => {
+      const unwatch = driver.capabilities?.watch?.((change) => {
         announcing = announcing.then(() => this.announceChange(change))
       })
       if (unwatch) this.teardowns.unshift(unwatch)

@@ -8,10 +8,9 @@ import type { ChildProcess } from 'node:child_process'
 import { io } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import keywordAlerts, { type Alert } from '../docs/examples/keyword-alerts.js'
-import mapStorage, { mapDriver } from '../docs/examples/map-storage.js'
+import mapStorage from '../docs/examples/map-storage.js'
 import { ConfigError, definePlugin, Svc } from '../src/index.js'
 import { freePort, runCli, startCli } from './support/cli.js'
-import { describeStorageDriver } from './storage-suite.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -52,8 +51,6 @@ describe('built-in plugins are written as a user would write them', () => {
     expect(wrong).toEqual([])
   })
 })
-
-describeStorageDriver('map (docs/examples/map-storage.ts)', () => mapDriver({ url: 'map:' }))
 
 describe('a storage driver offered by a plugin', () => {
   let t: TestSvc

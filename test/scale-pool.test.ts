@@ -6,7 +6,7 @@ import { parseMail } from '../src/mail/pool.js'
 import type { Envelope } from '../src/types.js'
 
 /** The memory driver's `prepare` module, which the workers run beside each parse. */
-const { prepare } = memoryDriver({ url: 'memory' })
+const { prepare } = memoryDriver({ url: 'memory' }).capabilities!
 
 const envelope: Envelope = { from: { address: 'a@example.com' }, to: [{ address: 'b@example.com' }], host: 'client.test', remoteAddress: '127.0.0.1' }
 const time = new Date('2024-05-06T07:08:09.000Z')

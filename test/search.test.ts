@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { compileSearch, formatSearch, hiddenRecipients, matchesSearch, parseSearch, searchTarget, type SearchTarget, type SearchTerm } from '../src/index.js'
-import { searchFixtureCases, searchFixtureEmails } from './support/search-matching.js'
+import { searchFixtureCases, searchFixtureEmails } from '../src/storage/fixtures.js'
 
 const terms = (input: string) => parseSearch(input).terms
 const word = (value: string, negated = false): SearchTerm => ({ kind: 'text', value, phrase: false, negated })
@@ -104,7 +104,7 @@ describe('parseSearch', () => {
 })
 
 describe('matching', () => {
-  it('answers every operator alike through a single-message target (stores: storage-suite.ts)', () => {
+  it('answers every operator alike through a single-message target (stores: the driver suite, src/storage/testing.ts)', () => {
     for (const [query, expected] of searchFixtureCases) {
       const sorted = (ids: string[]) => [...ids].sort()
       const matcher = compileSearch(query)

@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { memoryDriver } from '../plugins/memory/index.js'
 import { prepare } from '../plugins/memory/prepare.js'
 import { formatSize } from '../src/mail/format.js'
-import { describeStorageDriver } from './storage-suite.js'
 import { keptMail, memoryStore, syntheticEmail } from './support/storage.js'
-
-describeStorageDriver('memory', () => memoryDriver({ url: 'memory' }))
 
 describe('the memory driver', () => {
   it('takes the packed form made on a parser thread as the one it makes itself', async () => {

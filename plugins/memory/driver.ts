@@ -4,10 +4,7 @@ import {
   defineStorageDriver,
   hiddenRecipients,
   inlineCount,
-  parseSearch,
   timeSlice,
-  SUMMARY_LIMIT_DEFAULT,
-  SUMMARY_LIMIT_MAX,
   toEmail,
   toSummary,
   type Address,
@@ -16,15 +13,16 @@ import {
   type EmailUpdate,
   type IncomingMail,
   type KeptMail,
-  type PageQuery,
-  type SearchTarget,
+  type ListQuery,
+  type Listing,
+  type SearchListQuery,
   type SortOrder,
   type StorageDriver,
-  type SummaryPage,
 } from 'svc-mail/kit'
-import { mayContain, needleBits, trigramFilter } from './filter.js'
+import { mayContain, needleBits } from './filter.js'
+import { keptContent, keptTarget, unindexed, type RestorableEntry } from './kept.js'
 import { unpackBody } from './pack.js'
-import { prepare, searchIndex, type PackedMail } from './prepare.js'
+import { prepare, type PackedMail } from './prepare.js'
 
 /**
  * What the driver keeps of one message: what listings and search read (the
@@ -33,32 +31,15 @@ import { prepare, searchIndex, type PackedMail } from './prepare.js'
  * elsewhere: nothing packed, and `search` and `filter` empty until a word
  * is searched for.
  */
-interface Entry extends SearchTarget {
+interface Entry extends RestorableEntry {
   envelope: Email['envelope']
-  /** Trigram filter of `search`, checked before it is scanned; empty while not indexed. */
-  filter: string
   /** Body fields and raw source, see pack.ts. */
   packed: string
   /** The raw source when it was too large to pack. */
   raw?: Buffer
-  /** Where the content of a restored message is read. */
-  kept?: KeptMail
   /** The fields set after intake (`update`), over the packed or kept record. */
   changes?: EmailUpdate
-  removed: boolean
 }
-
-/** A restored message whose text is not indexed yet: plain words cannot be searched in it. */
-const unindexed = (entry: Entry) => entry.filter === ''
-
-/** Restored messages read at once while indexing them for a search. */
-const INDEX_BATCH = 16
-
-/** The largest source of a restored message kept after it was read (see `recentSource`). */
-const RECENT_SOURCE_MAX = 8 * 1024 * 1024
-
-/** The index of a restored message whose record could not be read: no text to find. */
-const NO_TEXT = { search: '', filter: trigramFilter('') }
 
 /** Shared by the many messages without Cc or attachments. */
 const NONE: readonly never[] = Object.freeze([])
@@ -112,11 +93,7 @@ function memoryInbox() {
   /** Entries by time of receipt, kept once mail stopped arriving in time order. */
   let sorted: Entry[] | undefined
   const recentEmails = new Map<string, Email>()
-  /** Restored entries not indexed yet, and the indexing under way. */
-  let unindexedCount = 0
-  let indexing: Promise<void> | undefined
-  /** The source last read of a restored message: its attachments are fetched one after another, each needing it. */
-  let recentSource: { entry: Entry; raw: Buffer } | undefined
+  const kept = keptContent<Entry>(() => byId.values())
 
   const compact = () => {
     if (tombstones === 0) return
@@ -148,36 +125,12 @@ function memoryInbox() {
   /** The full record, rebuilt from the summary and the packed body. */
   const unpack = (entry: Entry): Email => toEmail(entry.summary, { ...unpackBody(entry.packed, entry.search).body, envelope: entry.envelope })
 
-  /** Makes the search index of a restored entry from its record (none when it could not be read: empty text). */
-  const index = (entry: Entry, email: Email | undefined) => {
-    if (!unindexed(entry) || entry.removed) return
-    Object.assign(entry, email ? searchIndex(email) : NO_TEXT)
-    unindexedCount--
-  }
-
-  /** Indexes every restored entry not indexed yet, a batch at a time; one run however many pages wait for it. */
-  const indexAll = (): Promise<void> =>
-    (indexing ??= (async () => {
-      const waiting = [...byId.values()].filter(unindexed)
-      for (let start = 0; start < waiting.length; start += INDEX_BATCH) {
-        // An entry removed since the list was taken has nothing left to read.
-        await Promise.all(waiting.slice(start, start + INDEX_BATCH).map(async (entry) => entry.kept && index(entry, await entry.kept.email())))
-      }
-    })().finally(() => (indexing = undefined)))
-
-  /** The record of a restored entry, read from where it is kept, and indexed while it is at hand. */
-  const readKept = async (entry: Entry, kept: KeptMail): Promise<Email | undefined> => {
-    const email = await kept.email()
-    index(entry, email)
-    return entry.removed ? undefined : email
-  }
-
   /** A copy of the full record, so that no caller's change reaches the driver's own. */
   const fullRecord = async (entry: Entry): Promise<Email | undefined> => {
     const id = entry.summary.id
     let email = recentEmails.get(id)
     if (email) recentEmails.delete(id)
-    else email = entry.kept ? await readKept(entry, entry.kept) : unpack(entry)
+    else email = entry.kept ? await kept.record(entry, entry.kept) : unpack(entry)
     if (!email) return undefined
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
@@ -200,8 +153,7 @@ function memoryInbox() {
    * compacted; what it held goes at once, so removed mail holds no memory.
    */
   const release = (entry: Entry) => {
-    if (unindexed(entry)) unindexedCount--
-    if (recentSource?.entry === entry) recentSource = undefined
+    kept.released(entry)
     entry.removed = true
     entry.search = ''
     entry.filter = ''
@@ -213,11 +165,33 @@ function memoryInbox() {
     entry.filenames = NONE
   }
 
-  const setRead = (entry: Entry): boolean => {
-    if (entry.summary.read) return false
-    entry.summary.read = true
-    unread--
+  const setRead = (entry: Entry, read: boolean): boolean => {
+    if (entry.summary.read === read) return false
+    entry.summary.read = read
+    unread += read ? -1 : 1
     return true
+  }
+
+  /** Copies of a page's summaries: a page may be held (serialized later, sent to sockets) while the read state changes. */
+  const pageOf = (items: EmailSummary[]) => items.map((summary) => ({ ...summary }))
+
+  /**
+   * The page of entries that pass `test`, and how many do. A snapshot,
+   * tested a slice at a time: a long search lets the event loop turn
+   * (intake, health checks) rather than hold it; what is removed meanwhile
+   * is skipped, what arrives is not in this page.
+   */
+  async function matching({ skip, limit, sort }: Pick<ListQuery, 'skip' | 'limit' | 'sort'>, test: (entry: Entry) => boolean): Promise<Listing> {
+    const items: EmailSummary[] = []
+    let total = 0
+    const slice = timeSlice()
+    for (const entry of [...walk(sort)]) {
+      if (slice.due()) await slice.pause()
+      if (entry.removed || !test(entry)) continue
+      if (total >= skip && items.length < limit) items.push(entry.summary)
+      total++
+    }
+    return { items: pageOf(items), total }
   }
 
   return {
@@ -247,25 +221,11 @@ function memoryInbox() {
       if (!rawPacked) entry.raw = raw
       insert(entry)
     },
-    async restore(kept: KeptMail) {
-      const { summary, cc, envelope } = kept
-      insert({
-        summary,
-        at: Date.parse(summary.time) || 0,
-        cc: orNone(cc),
-        envelope,
-        hidden: hiddenRecipients({ to: summary.to, cc, envelope }),
-        filenames: orNone(kept.filenames),
-        inlineCount: kept.inlineCount,
-        search: '',
-        filter: '',
-        packed: '',
-        kept,
-        removed: false,
-      })
-      unindexedCount++
+    async restore(mail: KeptMail) {
+      const target = keptTarget(mail)
+      insert({ ...target, cc: orNone(target.cc), filenames: orNone(target.filenames), envelope: mail.envelope, packed: '', removed: false })
+      kept.added()
     },
-    has: async (id: string) => byId.has(id),
     summary: async (id: string) => {
       const summary = byId.get(id)?.summary
       return summary && { ...summary }
@@ -277,29 +237,17 @@ function memoryInbox() {
     async raw(id: string) {
       const entry = byId.get(id)
       if (!entry) return undefined
-      if (entry.kept) {
-        if (recentSource?.entry === entry) return recentSource.raw
-        const raw = await entry.kept.raw()
-        if (raw && raw.length <= RECENT_SOURCE_MAX && !entry.removed) recentSource = { entry, raw }
-        return raw
-      }
+      if (entry.kept) return kept.raw(entry, entry.kept)
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
-    async markRead(id: string) {
+    async setRead(id: string, read: boolean) {
       const entry = byId.get(id)
-      return entry ? setRead(entry) : false
+      return entry ? setRead(entry, read) : false
     },
-    async markUnread(id: string) {
-      const entry = byId.get(id)
-      if (!entry?.summary.read) return false
-      entry.summary.read = false
-      unread++
-      return true
-    },
-    async markAllRead() {
+    async readAll() {
       const changed: string[] = []
       if (unread === 0) return changed
-      for (const entry of byId.values()) if (setRead(entry)) changed.push(entry.summary.id)
+      for (const entry of byId.values()) if (setRead(entry, true)) changed.push(entry.summary.id)
       return changed
     },
     async update(id: string, changes: EmailUpdate) {
@@ -328,51 +276,25 @@ function memoryInbox() {
       }
       return true
     },
-    async page({ skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search = '', sort = 'desc', unreadOnly = false }: PageQuery): Promise<SummaryPage> {
-      const query = typeof search === 'string' ? parseSearch(search) : search
-      // Until none is left: messages restored while a run was under way are not in its list.
-      if (query.terms.some((term) => term.kind === 'text')) while (unindexedCount > 0) await indexAll()
-      const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
+    async list({ skip, limit, sort, unreadOnly }: ListQuery): Promise<Listing> {
+      if (unreadOnly) return matching({ skip, limit, sort }, (entry) => !entry.summary.read)
+      // No filter: the page is a slice, and the total is known.
       const items: EmailSummary[] = []
-      let total: number
-      if (query.terms.length === 0 && !unreadOnly) {
-        // No filter: the page is a slice, and the total is known.
-        total = byId.size
-        let index = 0
-        for (const entry of walk(sort)) {
-          if (index++ < skip) continue
-          if (items.length >= clamped) break
-          items.push(entry.summary)
-        }
-      } else {
-        total = 0
-        const matches = compileSearch<Entry>(query, { prefilter: trigramPrefilter })
-        // A snapshot, matched a slice at a time: a long search lets the event loop turn (intake, health checks)
-        // rather than hold it; what is removed meanwhile is skipped, what arrives is not in this page.
-        const slice = timeSlice()
-        for (const entry of [...walk(sort)]) {
-          if (slice.due()) await slice.pause()
-          if (entry.removed) continue
-          if (unreadOnly && entry.summary.read) continue
-          if (!matches(entry)) continue
-          if (total >= skip && items.length < clamped) items.push(entry.summary)
-          total++
-        }
+      let index = 0
+      for (const entry of walk(sort)) {
+        if (index++ < skip) continue
+        if (items.length >= limit) break
+        items.push(entry.summary)
       }
-      // Copies: a page may be held (serialized later, sent to sockets) while the read state changes.
-      return { items: items.map((summary) => ({ ...summary })), total, storeTotal: byId.size, unread, skip, limit: clamped }
+      return { items: pageOf(items), total: byId.size }
+    },
+    async search({ search, unreadOnly, ...page }: SearchListQuery): Promise<Listing> {
+      if (search.terms.some((term) => term.kind === 'text')) await kept.indexed()
+      const matches = compileSearch<Entry>(search, { prefilter: trigramPrefilter })
+      return matching(page, (entry) => (!unreadOnly || !entry.summary.read) && matches(entry))
     },
     counts: async () => ({ total: byId.size, unread }),
     unread: () => unread,
-    async oldest(count: number) {
-      const ids: string[] = []
-      if (count <= 0) return ids
-      for (const entry of walk('asc')) {
-        ids.push(entry.summary.id)
-        if (ids.length >= count) break
-      }
-      return ids
-    },
     async *emails(order?: SortOrder) {
       // A snapshot of the list: removals while the caller reads are skipped, arrivals not seen.
       const entries = [...walk(order)]
@@ -407,7 +329,6 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   }
   return {
     name: 'memory',
-    prepare: new URL('./prepare.js', import.meta.url).href,
     async add(inbox, mail) {
       try {
         await writing(inbox).add(mail)
@@ -415,32 +336,33 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
         dropIfEmpty(inbox)
       }
     },
-    async restore(inbox, kept) {
-      try {
-        await writing(inbox).restore(kept)
-      } finally {
-        dropIfEmpty(inbox)
-      }
-    },
-    has: (inbox, id) => reading(inbox).has(id),
     summary: (inbox, id) => reading(inbox).summary(id),
     get: (inbox, id) => reading(inbox).get(id),
     raw: (inbox, id) => reading(inbox).raw(id),
-    markRead: (inbox, id) => reading(inbox).markRead(id),
-    markUnread: (inbox, id) => reading(inbox).markUnread(id),
-    update: (inbox, id, changes) => reading(inbox).update(id, changes),
-    markAllRead: (inbox) => reading(inbox).markAllRead(),
+    setRead: (inbox, id, read) => reading(inbox).setRead(id, read),
     async remove(inbox, id) {
       const removed = await reading(inbox).remove(id)
       dropIfEmpty(inbox)
       return removed
     },
-    page: (inbox, query) => reading(inbox).page(query),
+    list: (inbox, query) => reading(inbox).list(query),
     counts: (inbox) => reading(inbox).counts(),
-    oldest: (inbox, count) => reading(inbox).oldest(count),
-    emails: (inbox, order) => reading(inbox).emails(order),
     async inboxes() {
       return [...inboxes].map(([name, inbox]) => ({ name, total: inbox.size, unread: inbox.unread(), newest: inbox.newest() }))
+    },
+    capabilities: {
+      search: (inbox, query) => reading(inbox).search(query),
+      emails: (inbox, order) => reading(inbox).emails(order),
+      readAll: (inbox) => reading(inbox).readAll(),
+      update: (inbox, id, changes) => reading(inbox).update(id, changes),
+      async restore(inbox, kept) {
+        try {
+          await writing(inbox).restore(kept)
+        } finally {
+          dropIfEmpty(inbox)
+        }
+      },
+      prepare: new URL('./prepare.js', import.meta.url).href,
     },
   }
 })

@@ -47,7 +47,7 @@ export default definePlugin({
       run.then(settle, settle)
       return run
     }
-    const { prepare } = store.driver
+    const { prepare } = store.driver.capabilities ?? {}
     /** A kept message is restored, its content left in its files; a parsed one is added. */
     const storeLoaded = (inbox: MailStore, loaded: LoadedMail): Promise<void> => ('kept' in loaded ? inbox.restore(loaded.kept) : inbox.add(loaded.parsed))
     /** Restored by parsing: their sidecars are written once svc serves, not while it starts. */

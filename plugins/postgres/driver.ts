@@ -4,8 +4,6 @@ import {
   defineStorageDriver,
   inlineCount,
   SearchBoundsError,
-  SUMMARY_LIMIT_DEFAULT,
-  SUMMARY_LIMIT_MAX,
   toEmail,
   toSearchText,
   toSummary,
@@ -13,6 +11,9 @@ import {
   type EmailBody,
   type EmailSummary,
   type EmailUpdate,
+  type ListQuery,
+  type Listing,
+  type SearchQuery,
   type SortOrder,
   type StorageChange,
   type StorageDriver,
@@ -197,6 +198,66 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     }
   }
 
+  const update = async (inbox: string, id: string, { relayedAt, relayedTo }: EmailUpdate): Promise<boolean> => {
+    const rows = await run(
+      'update an email',
+      () => sql`
+        UPDATE svc_mail SET relayed_at = coalesce(${relayedAt ?? null}::timestamptz, relayed_at),
+          relayed_to = ${relayedTo ? sql`${jsonText(relayedTo)}::text::json` : sql`relayed_to`}
+        WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id`,
+    )
+    return rows.length > 0
+  }
+
+  /** A page of summaries and how many match: the search, when there is one, on the search connections. */
+  const listing = async (inbox: string, { skip, limit, sort, unreadOnly }: ListQuery, search?: SearchQuery): Promise<Listing> => {
+    const { conditions, byText } = searchConditions(sql, search)
+    if (unreadOnly) conditions.push(sql`AND NOT read`)
+    const where = joined(sql, conditions)
+    const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
+    const page = (db: Sql) =>
+      limit === 0 ? [] : db<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}`
+    const matching = async (db: Sql) => (await db<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`)[0].total
+    const found = async (): Promise<{ items: SummaryRow[]; total: number }> => {
+      if (conditions.length === 0) {
+        // The whole inbox: its total is in the counts table.
+        const [items, { total }] = await Promise.all([page(sql), counts(inbox)])
+        return { items, total }
+      }
+      if (!byText) {
+        const [items, total] = await Promise.all([page(searchSql), matching(searchSql)])
+        return { items, total }
+      }
+      return searchSql.begin(async (tx) => {
+        // The planner does not count reading each row's long search text (kept out of line), so it would
+        // rather read every row than the trigram index: bitmap scans only, which the index then wins.
+        await tx.unsafe('SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off')
+        const items = await page(tx as unknown as Sql)
+        return { items, total: await matching(tx as unknown as Sql) }
+      })
+    }
+    const { items, total } = await run('list emails', found).catch((error: { code?: string }) => {
+      if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
+      throw error
+    })
+    return { items: items.map((row) => summaryOf(inbox, row)), total }
+  }
+
+  const exclusive = async <T>(name: string, task: () => Promise<T>): Promise<T> => {
+    // A session lock on a connection of its own, held while the task runs its queries on others.
+    const connection = await run('lock', () => sql.reserve())
+    try {
+      await connection`SELECT pg_advisory_lock(hashtext('svc'), hashtext(${name}))`
+      try {
+        return await task()
+      } finally {
+        await connection`SELECT pg_advisory_unlock(hashtext('svc'), hashtext(${name}))`.catch(() => {})
+      }
+    } finally {
+      connection.release()
+    }
+  }
+
   return {
     name: 'postgres',
     async init() {
@@ -237,10 +298,6 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       })
       analyzeSoon()
     },
-    async has(inbox, id) {
-      const rows = await run('read an email', () => sql`SELECT 1 FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
-      return rows.length > 0
-    },
     async summary(inbox, id) {
       const [row] = await run('read an email', () => sql<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row && summaryOf(inbox, row)
@@ -253,37 +310,12 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       const [row] = await run('read an email', () => sql<Array<{ raw: Buffer }>>`SELECT raw FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)}`)
       return row?.raw
     },
-    async markRead(inbox, id) {
+    async setRead(inbox, id, read) {
       const rows = await run(
-        'mark an email read',
+        read ? 'mark an email read' : 'mark an email unread',
         () => sql`
-          WITH changed AS (UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND id = ${idValue(id)} AND NOT read RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'read', id)}) FROM changed`,
-      )
-      return rows.length > 0
-    },
-    async markUnread(inbox, id) {
-      const rows = await run(
-        'mark an email unread',
-        () => sql`
-          WITH changed AS (UPDATE svc_mail SET read = false WHERE inbox = ${inbox} AND id = ${idValue(id)} AND read RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'unread', id)}) FROM changed`,
-      )
-      return rows.length > 0
-    },
-    async markAllRead(inbox) {
-      const rows = await run('mark emails read', () => sql<Array<{ id: string }>>`UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND NOT read RETURNING id`)
-      const ids = rows.map((row) => row.id)
-      await notify(inbox, 'read', ids)
-      return ids
-    },
-    async update(inbox, id, { relayedAt, relayedTo }) {
-      const rows = await run(
-        'update an email',
-        () => sql`
-          UPDATE svc_mail SET relayed_at = coalesce(${relayedAt ?? null}::timestamptz, relayed_at),
-            relayed_to = ${relayedTo ? sql`${jsonText(relayedTo)}::text::json` : sql`relayed_to`}
-          WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id`,
+          WITH changed AS (UPDATE svc_mail SET read = ${read} WHERE inbox = ${inbox} AND id = ${idValue(id)} AND read <> ${read} RETURNING id)
+          SELECT pg_notify(${CHANNEL}, ${notice(inbox, read ? 'read' : 'unread', id)}) FROM changed`,
       )
       return rows.length > 0
     },
@@ -298,64 +330,8 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       forgetDuringListing(inbox, id)
       return true
     },
-    async page(inbox, { skip = 0, limit = SUMMARY_LIMIT_DEFAULT, search, sort = 'desc', unreadOnly = false }) {
-      const clamped = Math.min(limit, SUMMARY_LIMIT_MAX)
-      const { conditions, byText } = searchConditions(sql, search)
-      if (unreadOnly) conditions.push(sql`AND NOT read`)
-      const where = joined(sql, conditions)
-      const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
-      const listing = (db: Sql) =>
-        clamped === 0 ? [] : db<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${clamped}`
-      const matching = async (db: Sql) => (await db<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`)[0].total
-      const found = async (): Promise<{ items: SummaryRow[]; total?: number }> => {
-        if (conditions.length === 0) return { items: await listing(sql) }
-        if (!byText) {
-          const [items, total] = await Promise.all([listing(searchSql), matching(searchSql)])
-          return { items, total }
-        }
-        return searchSql.begin(async (tx) => {
-          // The planner does not count reading each row's long search text (kept out of line), so it would
-          // rather read every row than the trigram index: bitmap scans only, which the index then wins.
-          await tx.unsafe('SET LOCAL enable_seqscan = off; SET LOCAL enable_indexscan = off')
-          const items = await listing(tx as unknown as Sql)
-          return { items, total: await matching(tx as unknown as Sql) }
-        })
-      }
-      const searched = run('list emails', found).catch((error: { code?: string }) => {
-        if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
-        throw error
-      })
-      const [{ items, total }, inboxCounts] = await Promise.all([searched, counts(inbox)])
-      return { items: items.map((row) => summaryOf(inbox, row)), total: total ?? inboxCounts.total, storeTotal: inboxCounts.total, unread: inboxCounts.unread, skip, limit: clamped }
-    },
+    list: (inbox, query) => listing(inbox, query),
     counts,
-    async oldest(inbox, count) {
-      if (count <= 0) return []
-      const rows = await run('list emails', () => sql<Array<{ id: string }>>`SELECT id FROM svc_mail WHERE inbox = ${inbox} ORDER BY received, seq LIMIT ${count}`)
-      return rows.map((row) => row.id)
-    },
-    async *emails(inbox, order) {
-      listings++
-      try {
-        yield* rowsInOrder(inbox, order)
-      } finally {
-        if (--listings === 0) removedDuringListing.clear()
-      }
-    },
-    async exclusive(name, task) {
-      // A session lock on a connection of its own, held while the task runs its queries on others.
-      const connection = await run('lock', () => sql.reserve())
-      try {
-        await connection`SELECT pg_advisory_lock(hashtext('svc'), hashtext(${name}))`
-        try {
-          return await task()
-        } finally {
-          await connection`SELECT pg_advisory_unlock(hashtext('svc'), hashtext(${name}))`.catch(() => {})
-        }
-      } finally {
-        connection.release()
-      }
-    },
     async inboxes() {
       // The counts table names every inbox that holds mail; each newest time is one step down its index.
       const rows = await run(
@@ -368,9 +344,28 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       )
       return rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : new Date(newest).toISOString() }))
     },
-    watch(listener) {
-      listeners.add(listener)
-      return () => void listeners.delete(listener)
+    capabilities: {
+      search: (inbox, { search, ...query }) => listing(inbox, query, search),
+      async *emails(inbox, order) {
+        listings++
+        try {
+          yield* rowsInOrder(inbox, order)
+        } finally {
+          if (--listings === 0) removedDuringListing.clear()
+        }
+      },
+      async readAll(inbox) {
+        const rows = await run('mark emails read', () => sql<Array<{ id: string }>>`UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND NOT read RETURNING id`)
+        const ids = rows.map((row) => row.id)
+        await notify(inbox, 'read', ids)
+        return ids
+      },
+      update,
+      exclusive,
+      watch(listener) {
+        listeners.add(listener)
+        return () => void listeners.delete(listener)
+      },
     },
     async dispose() {
       listeners.clear()

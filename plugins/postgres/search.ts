@@ -1,5 +1,5 @@
 import type { Fragment, Sql } from 'postgres'
-import { attachmentNames, InvalidRequestError, parseSearch, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
+import { attachmentNames, InvalidRequestError, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
 import type { Address, Email } from 'svc-mail/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */
@@ -89,8 +89,8 @@ function termCondition(sql: Sql, term: SearchTerm): Fragment {
  * matcher, answered by the database. `byText`: some condition matches text
  * (a LIKE), which the trigram index serves best.
  */
-export function searchConditions(sql: Sql, search: string | SearchQuery | undefined): { conditions: Fragment[]; byText: boolean } {
-  const { terms } = typeof search === 'object' ? search : parseSearch(search ?? '')
+export function searchConditions(sql: Sql, search: SearchQuery = { terms: [] }): { conditions: Fragment[]; byText: boolean } {
+  const { terms } = search
   return {
     conditions: terms.map((term) => (term.negated ? sql`AND NOT (${termCondition(sql, term)})` : sql`AND ${termCondition(sql, term)}`)),
     byText: terms.some((term) => term.kind === 'text' && !term.negated),

@@ -1,9 +1,9 @@
 import type { SearchQuery } from '../search/parse.js'
-import type { Address, Email, EmailSummary, EmailUpdate, Envelope, SummaryPage } from '../types.js'
+import type { Address, Email, EmailSummary, EmailUpdate, Envelope } from '../types.js'
 
 export type SortOrder = 'asc' | 'desc'
 
-/** One bounded page of summaries, as `GET /api/email/summary` asks for it. */
+/** One page of summaries as `GET /api/email/summary` and the store take it; the store bounds it and parses its search (ListQuery). */
 export interface PageQuery {
   /** Matching messages skipped; default 0. */
   skip?: number
@@ -26,7 +26,7 @@ export interface IncomingMail {
   raw: Buffer
   /**
    * What the driver's `prepare` module made of this message on a parser
-   * thread (see StorageDriver.prepare), from its content only: `time` and
+   * thread (see StorageCapabilities.prepare), from its content only: `time` and
    * `envelope` may be set on `email` afterwards. Absent when the message did
    * not come through a parser thread: the driver then does that work itself.
    */
@@ -34,10 +34,10 @@ export interface IncomingMail {
 }
 
 /**
- * A message kept outside the driver, which svc restores at start-up (the
- * mail directory): what listings and search operators read, at once, and
- * its content, read only when a request needs it. The driver may keep
- * these objects as they are.
+ * A message kept outside the driver, which a plugin restores at start-up
+ * (StorageCapabilities.restore): what listings and search operators read,
+ * at once, and its content, read only when a request needs it. The driver
+ * may keep these objects as they are.
  */
 export interface KeptMail {
   /** The listing fields; `time` and `read` as they were kept. */
@@ -85,79 +85,127 @@ export type StorageChange =
   | { type: 'removed'; inbox: string; id: string }
 
 /**
- * The store contract: where svc keeps mail. Every call is async, so a driver
- * may be a database as well as a Map. Every call about mail names its inbox
- * first (`default` is the 3.1 inbox): a message is keyed by (inbox, id), ids
- * are the kernel's (`createId`), unique within an inbox, and the same id may
- * be kept in several inboxes, each copy with its own read state. An inbox
- * the driver holds nothing of reads as empty, never as an error.
+ * A listing as the store hands it to a driver, checked already: `skip` a
+ * whole number from 0, `limit` one from 0 (the store bounds a client's
+ * page to SUMMARY_LIMIT_MAX; its own walks, such as the oldest ids, ask
+ * for more).
  */
-export interface StorageDriver {
-  /** For logs and errors, e.g. `memory`, `postgres`. */
-  readonly name: string
+export interface ListQuery {
+  skip: number
+  limit: number
+  /** By time of receipt; among equal times, in the order they were added (`desc` reverses both). */
+  sort: SortOrder
+  /** Only unread messages. */
+  unreadOnly: boolean
+}
+
+/** A listing with a search, parsed by the store: at least one term, within SEARCH_LIMITS. */
+export interface SearchListQuery extends ListQuery {
+  search: SearchQuery
+}
+
+/** What a driver answers a listing: the summaries of the page and how many match in all. */
+export interface Listing {
+  items: EmailSummary[]
+  /** Messages matching the query (its search and `unreadOnly`), whatever `skip` and `limit`. */
+  total: number
+}
+
+/**
+ * What a driver may do beyond the core, each declared by being present.
+ * The store falls back when one is absent (see each), so a driver starts
+ * with none and adds those its storage does better.
+ */
+export interface StorageCapabilities {
   /**
-   * A module that runs on the parser threads beside mailparser: its export
-   * `prepare(email: Email, raw: Buffer)` returns a structured-clonable value
-   * handed to `add` as `prepared` (the memory driver packs the message there,
-   * off the main thread). A file URL or path of compiled JavaScript.
+   * Listings with a search, answered by the storage (an index, SQL). Without
+   * it the store reads every message of the inbox in full and matches it
+   * with `compileSearch`, which is right but reads everything.
    */
-  readonly prepare?: string
-  /** Connects, creates or upgrades its schema; start-up fails when it throws. */
-  init?(): Promise<void>
-  /** Stores a new message; rejects when its id is stored already. Resolved = durable as far as the driver promises. */
-  add(inbox: string, mail: IncomingMail): Promise<void>
+  search?(inbox: string, query: SearchListQuery): Promise<Listing>
   /**
-   * Takes a kept message without reading its content, read from `mail` when
-   * a request needs it (a body, the raw bytes, a word searched for); rejects
-   * when its id is stored already. Without it, the kernel reads the content
-   * and calls `add`.
+   * Every message in full, read lazily, by time of receipt when `order` is
+   * given, else in the order they were added. Without it the store lists the
+   * ids and reads each message with `get`, by time of receipt.
    */
-  restore?(inbox: string, mail: KeptMail): Promise<void>
-  has(inbox: string, id: string): Promise<boolean>
-  summary(inbox: string, id: string): Promise<EmailSummary | undefined>
-  /** The full record, with `read` as it is now. */
-  get(inbox: string, id: string): Promise<Email | undefined>
-  /** The bytes as received. */
-  raw(inbox: string, id: string): Promise<Buffer | undefined>
-  /**
-   * One attachment by `generatedFileName` or `filename`, when the driver can
-   * answer without the raw source; without it the kernel parses the raw source.
-   */
-  attachment?(inbox: string, id: string, filename: string): Promise<AttachmentContent | undefined>
-  /** True when it was unread and now is read; false for an unknown or read id. */
-  markRead(inbox: string, id: string): Promise<boolean>
-  /** True when it was read and now is unread; false for an unknown or unread id. Without it, mail cannot be marked unread. */
-  markUnread?(inbox: string, id: string): Promise<boolean>
-  /** Marks every message read; resolves the ids that changed. */
-  markAllRead(inbox: string): Promise<string[]>
+  emails?(inbox: string, order?: SortOrder): AsyncIterable<Email>
+  /** Marks every message of the inbox read; resolves the ids that changed. Without it the store lists the unread and marks each. */
+  readAll?(inbox: string): Promise<string[]>
   /**
    * Sets the fields of a stored record that change after intake (the
    * relay's `relayedAt` and `relayedTo`), kept as durably as the rest of
    * it; true when the id is stored. Without it, those fields are not kept.
    */
   update?(inbox: string, id: string, changes: EmailUpdate): Promise<boolean>
-  /** True when it existed. */
-  remove(inbox: string, id: string): Promise<boolean>
-  /** The page, with `total` (matching), `storeTotal` and `unread` answered by the driver. */
-  page(inbox: string, query: PageQuery): Promise<SummaryPage>
-  counts(inbox: string): Promise<InboxCounts>
-  /** Ids of the `count` oldest messages by time of receipt, oldest first (eviction, retention). */
-  oldest(inbox: string, count: number): Promise<string[]>
-  /** Every message in full, read lazily: by time of receipt when `order` is given (`asc` oldest first), else in the order they were added. */
-  emails(inbox: string, order?: SortOrder): AsyncIterable<Email>
-  /** Every inbox that holds mail now, in any order, with its counts and newest time of receipt. */
-  inboxes(): Promise<InboxInfo[]>
+  /**
+   * One attachment by its `generatedFileName`, without the raw source (the
+   * store looks the name up in the record first). Without it the store
+   * parses the raw source.
+   */
+  attachment?(inbox: string, id: string, filename: string): Promise<AttachmentContent | undefined>
+  /**
+   * Takes a message kept elsewhere (KeptMail) without reading its content,
+   * read from `mail` when a request needs it; rejects when its id is stored
+   * already. Without it the store reads the content and calls `add`.
+   */
+  restore?(inbox: string, mail: KeptMail): Promise<void>
+  /**
+   * A module run on svc's parser threads beside the parse: its export
+   * `prepare(email: Email, raw: Buffer)` returns a structured-clonable value
+   * handed to `add` as `prepared`, so per-message work (packing, indexing)
+   * costs the main thread nothing. A file URL or path of compiled JavaScript.
+   */
+  prepare?: string
   /**
    * Runs `task` while no other process sharing this storage runs the task of
-   * the same `name` (a lock across instances, e.g. a PostgreSQL advisory
+   * the same `name` (a lock across instances, e.g. a database's advisory
    * lock), so that work meant once (eviction of an inbox, retention) runs
-   * once. Absent for a driver that only one process uses.
+   * once. Without it the task runs at once: storage only this process uses.
    */
   exclusive?<T>(name: string, task: () => Promise<T>): Promise<T>
-  /** Reports changes made by other processes; resolves or returns a function that stops the reports. */
+  /** Reports changes made by other processes sharing the storage; returns a function that stops the reports. */
   watch?(listener: (change: StorageChange) => void): () => void
+}
+
+/**
+ * The store contract: where svc keeps mail. Every call is async, so a driver
+ * may be a database as well as a Map. Every call about mail names its inbox
+ * first (`default` is the 3.1 inbox): a message is keyed by (inbox, id), ids
+ * are the kernel's (`createId`), unique within an inbox, and the same id may
+ * be kept in several inboxes, each copy with its own read state. An inbox
+ * the driver holds nothing of reads as empty, never as an error.
+ *
+ * The core below is what every driver writes; `capabilities` holds the
+ * optional rest. Records and summaries handed out are the caller's own: a
+ * change to them never reaches the driver. `svc-mail/testing/storage` runs
+ * the shared suite against a driver.
+ */
+export interface StorageDriver {
+  /** For logs and errors, e.g. `memory`, `postgres`. */
+  readonly name: string
+  /** What the driver does beyond the core; absent or empty for none. */
+  readonly capabilities?: StorageCapabilities
+  /** Connects, creates or upgrades its schema; start-up fails when it throws. */
+  init?(): Promise<void>
   /** Closes connections, frees memory; the driver is not used afterwards. */
   dispose?(): Promise<void>
+  /** Stores a new message; rejects when its id is stored already. Resolved = durable as far as the driver promises. */
+  add(inbox: string, mail: IncomingMail): Promise<void>
+  /** The listing fields (`toSummary` of the record), with `read` as it is now. */
+  summary(inbox: string, id: string): Promise<EmailSummary | undefined>
+  /** The full record, with `read` as it is now and the fields `update` set. */
+  get(inbox: string, id: string): Promise<Email | undefined>
+  /** The bytes as received. */
+  raw(inbox: string, id: string): Promise<Buffer | undefined>
+  /** Sets the read state; true when it changed, false for an unknown id or one already so. */
+  setRead(inbox: string, id: string, read: boolean): Promise<boolean>
+  /** True when it existed. */
+  remove(inbox: string, id: string): Promise<boolean>
+  /** A page of summaries without a search (`capabilities.search` answers those; else the store). */
+  list(inbox: string, query: ListQuery): Promise<Listing>
+  counts(inbox: string): Promise<InboxCounts>
+  /** Every inbox that holds mail now, in any order, with its counts and newest time of receipt. */
+  inboxes(): Promise<InboxInfo[]>
 }
 
 /**

@@ -3,7 +3,23 @@ import { boundSummary } from '../mail/format.js'
 import { readAttachment } from '../mail/parse.js'
 import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from '../types.js'
 import { DEFAULT_INBOX } from '../inbox.js'
-import type { AttachmentContent, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from './driver.js'
+import {
+  SUMMARY_LIMIT_DEFAULT,
+  SUMMARY_LIMIT_MAX,
+  type AttachmentContent,
+  type InboxCounts,
+  type InboxInfo,
+  type IncomingMail,
+  type KeptMail,
+  type ListQuery,
+  type Listing,
+  type PageQuery,
+  type SearchListQuery,
+  type SortOrder,
+  type StorageDriver,
+} from './driver.js'
+import { fallbackEmails, fallbackSearch } from './fallback.js'
+import { parseSearch } from '../search/parse.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
 export class MailNotFoundError extends Error {
@@ -127,6 +143,7 @@ function createInboxStore(
     return record
   }
   const get = async (id: string) => named(await driver.get(name, id))
+  const capabilities = driver.capabilities ?? {}
   const store: MailStore = {
     driver,
     name,
@@ -143,12 +160,12 @@ function createInboxStore(
     add: ({ email, ...rest }) => driver.add(name, { email: { ...email, inbox: name }, ...rest }),
     async restore(mail) {
       mail.summary.inbox = name
-      if (driver.restore) return driver.restore(name, mail)
+      if (capabilities.restore) return capabilities.restore(name, mail)
       const [email, raw] = await Promise.all([mail.email(), mail.raw()])
       if (!email || !raw) throw new Error(`The content of kept email ${mail.summary.id} could not be read`)
       await driver.add(name, { email: { ...email, inbox: name, read: mail.summary.read }, raw })
     },
-    has: (id) => driver.has(name, id),
+    has: async (id) => (await driver.summary(name, id)) !== undefined,
     summary: async (id) => {
       const summary = named(await driver.summary(name, id))
       return summary && boundSummary(summary)
@@ -181,8 +198,8 @@ function createInboxStore(
           continue
         }
         const { generatedFileName } = attachment
-        const content = driver.attachment
-          ? await driver.attachment(name, id, generatedFileName)
+        const content = capabilities.attachment
+          ? await capabilities.attachment(name, id, generatedFileName)
           : await (raw ??= driver.raw(name, id)).then((source) => source && readAttachment(source, generatedFileName, id))
         found.push(content && { ...content, attachment })
       }
@@ -191,26 +208,25 @@ function createInboxStore(
     async requireAttachment(id, filename) {
       const found = await store.attachment(id, filename)
       if (found) return found
-      throw (await driver.has(name, id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
+      throw (await store.has(id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
     },
     async markRead(id) {
-      const changed = await driver.markRead(name, id)
+      const changed = await driver.setRead(name, id, true)
       if (changed) await hooks.callHook('mail:read', { inbox: name, ids: [id], read: true })
       return changed
     },
     async markUnread(id) {
-      if (!driver.markUnread) throw new Error(`The ${driver.name} storage cannot mark mail unread`)
-      const changed = await driver.markUnread(name, id)
+      const changed = await driver.setRead(name, id, false)
       if (changed) await hooks.callHook('mail:read', { inbox: name, ids: [id], read: false })
       return changed
     },
     async markAllRead() {
-      const ids = await driver.markAllRead(name)
+      const ids = capabilities.readAll ? await capabilities.readAll(name) : await readEach()
       if (ids.length > 0) await hooks.callHook('mail:read', { inbox: name, ids, read: true })
       return ids.length
     },
     async update(id, changes) {
-      if (!driver.update || !(await driver.update(name, id, changes))) return false
+      if (!capabilities.update || !(await capabilities.update(name, id, changes))) return false
       await hooks.callHook('mail:updated', { inbox: name, id, changes })
       return true
     },
@@ -222,7 +238,7 @@ function createInboxStore(
     async removeAll() {
       const removed: string[] = []
       // Oldest first, a bounded batch at a time: a database driver never hands over the whole inbox at once.
-      for (let batch = await driver.oldest(name, REMOVE_BATCH); batch.length > 0; batch = await driver.oldest(name, REMOVE_BATCH)) {
+      for (let batch = await store.oldest(REMOVE_BATCH); batch.length > 0; batch = await store.oldest(REMOVE_BATCH)) {
         let progress = false
         for (const id of batch) {
           if (await store.remove(id)) {
@@ -235,17 +251,66 @@ function createInboxStore(
       return removed
     },
     async page(query = {}) {
-      const page = await driver.page(name, query)
-      return { ...page, items: page.items.map((item) => boundSummary({ ...item, inbox: name })) }
+      const listQuery = boundedQuery(query)
+      const [{ items, total }, counts] = await Promise.all([listing(listQuery), driver.counts(name)])
+      return {
+        items: items.map((item) => boundSummary({ ...item, inbox: name })),
+        total,
+        storeTotal: counts.total,
+        unread: counts.unread,
+        skip: listQuery.skip,
+        limit: listQuery.limit,
+      }
     },
     counts: () => driver.counts(name),
-    oldest: (count) => driver.oldest(name, count),
-    async *emails(order) {
-      for await (const email of driver.emails(name, order)) yield named(email)!
+    async oldest(count) {
+      if (count <= 0) return []
+      const { items } = await driver.list(name, { skip: 0, limit: count, sort: 'asc', unreadOnly: false })
+      return items.map((item) => item.id)
     },
-    exclusive: (name, task) => (driver.exclusive ? driver.exclusive(name, task) : task()),
+    async *emails(order) {
+      const all = capabilities.emails ? capabilities.emails(name, order) : fallbackEmails(driver, name, order)
+      for await (const email of all) yield named(email)!
+    },
+    exclusive: (name, task) => (capabilities.exclusive ? capabilities.exclusive(name, task) : task()),
+  }
+
+  /** A listing, searched by the driver when it can, else by the store over every message. */
+  const listing = (query: ListQuery | SearchListQuery): Promise<Listing> => {
+    if (!('search' in query)) return driver.list(name, query)
+    return capabilities.search ? capabilities.search(name, query) : fallbackSearch(store.emails(query.sort), query)
+  }
+
+  /** Every unread message marked read, one at a time: for a driver without `readAll`. */
+  async function readEach(): Promise<string[]> {
+    const changed: string[] = []
+    for (;;) {
+      const { items } = await driver.list(name, { skip: 0, limit: REMOVE_BATCH, sort: 'asc', unreadOnly: true })
+      let progress = false
+      for (const { id } of items) {
+        if (await driver.setRead(name, id, true)) {
+          changed.push(id)
+          progress = true
+        }
+      }
+      if (!progress) return changed
+    }
   }
   return store
+}
+
+/** Whole numbers from 0, or the default. */
+const wholeNumber = (value: number | undefined, fallback: number): number => (value === undefined || !Number.isFinite(value) ? fallback : Math.max(0, Math.floor(value)))
+
+/**
+ * A client's page as every driver reads it: skip and limit whole numbers,
+ * the limit at most SUMMARY_LIMIT_MAX, the search parsed once (and left out
+ * when it has no term).
+ */
+export function boundedQuery({ skip, limit, search, sort = 'desc', unreadOnly = false }: PageQuery): ListQuery | SearchListQuery {
+  const bounded: ListQuery = { skip: wholeNumber(skip, 0), limit: Math.min(wholeNumber(limit, SUMMARY_LIMIT_DEFAULT), SUMMARY_LIMIT_MAX), sort, unreadOnly }
+  const parsed = typeof search === 'string' ? parseSearch(search) : search
+  return parsed && parsed.terms.length > 0 ? { ...bounded, search: parsed } : bounded
 }
 
 const REMOVE_BATCH = 1000

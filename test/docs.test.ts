@@ -56,7 +56,7 @@ describe('docs/plugins.md', () => {
   afterAll(() => t.stop())
 
   it('shows the example plugins exactly as tested (test/plugin-api.test.ts runs the other two)', () => {
-    for (const example of ['sender-stats', 'keyword-alerts', 'map-storage']) {
+    for (const example of ['sender-stats', 'keyword-alerts', 'map-storage', 'map-storage.test']) {
       expect(read('docs/plugins.md')).toContain(read(`docs/examples/${example}.ts`))
     }
   })

@@ -196,6 +196,17 @@ describe('a project that installed the tarball', () => {
     await run(join(project, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json'], project)
   }, 300_000)
 
+  it('runs the shared driver suite, svc-mail/testing/storage, against the driver docs/plugins.md shows', async () => {
+    const resolved = await run(process.execPath, ['--input-type=module', '--eval', "console.log(import.meta.resolve('svc-mail/testing/storage'))"], project)
+    expect(resolved.trim()).toMatch(/\/node_modules\/svc-mail\/dist\/src\/storage\/testing\.js$/)
+    await cp(join(root, 'docs', 'examples'), join(project, 'examples'), { recursive: true })
+    const output = await run(join(project, 'node_modules', '.bin', 'vitest'), ['run', 'examples/map-storage.test.ts', '--reporter', 'verbose', '--no-color'], project)
+    expect(output).toContain('storage driver map')
+    const passed = Number(/Tests\s+(\d+) passed/.exec(output)?.[1])
+    expect(passed).toBeGreaterThanOrEqual(30)
+    expect(output).not.toMatch(/failed|skipped/)
+  }, 300_000)
+
   it('starts the installed svc, healthy, and stops it', async () => {
     const [smtp, web] = [await freePort(), await freePort()]
     const args = ['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--silent']

@@ -43,6 +43,13 @@ export function syntheticEmail(id: string, minutes: number, extra: Partial<Email
   }
 }
 
+/**
+ * Bytes standing in for a message as received: `raw <id>`, padded to its
+ * `size`, which is the size of the bytes received (a storage that checks
+ * its files against it, as the mail directory does, finds them whole).
+ */
+export const rawOf = (email: Pick<Email, 'id' | 'size'>): Buffer => Buffer.from(`raw ${email.id}`.padEnd(email.size))
+
 /** How often the content of a kept message was read. */
 export interface ContentReads {
   email: number

@@ -307,7 +307,7 @@ const wholeNumber = (value: number | undefined, fallback: number): number => (va
  * the limit at most SUMMARY_LIMIT_MAX, the search parsed once (and left out
  * when it has no term).
  */
-export function boundedQuery({ skip, limit, search, sort = 'desc', unreadOnly = false }: PageQuery): ListQuery | SearchListQuery {
+function boundedQuery({ skip, limit, search, sort = 'desc', unreadOnly = false }: PageQuery): ListQuery | SearchListQuery {
   const bounded: ListQuery = { skip: wholeNumber(skip, 0), limit: Math.min(wholeNumber(limit, SUMMARY_LIMIT_DEFAULT), SUMMARY_LIMIT_MAX), sort, unreadOnly }
   const parsed = typeof search === 'string' ? parseSearch(search) : search
   return parsed && parsed.terms.length > 0 ? { ...bounded, search: parsed } : bounded

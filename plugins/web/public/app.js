@@ -10,7 +10,7 @@ import { setupNotifications } from './notify.js'
 import { setupThemeSwitch } from './theme.js'
 import { io } from './socket.io/socket.io.esm.min.js'
 
-// Two screens of rows at the tallest common window: the first answer stays small, so the first rows come quickly.
+// About three screens of rows on a tall window, and a small first answer. index.html preloads the first page with this limit.
 const PAGE_SIZE = 50
 const ROW_HEIGHT = 76
 

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs'
 import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import { createServer as createHttpsServer } from 'node:https'
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, mockEvent, toNodeHandler, type H3Event } from 'h3'
 import type { SvcConfig } from './config/resolve.js'
 import { limitConnections } from './connections.js'
+import { developmentCertificate } from './http/certificate.js'
 import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { InvalidRequestError, StorageUnavailableError } from './storage/driver.js'
@@ -196,10 +197,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     void toH3(req, res)
   }
 
-  const server =
-    config.https && config.httpsKey
-      ? createHttpsServer({ ...serverLimits(config), key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) }, handle)
-      : createHttpServer(serverLimits(config), handle)
+  // Without a key and certificate of the user's, --https serves a generated one, set when svc starts listening.
+  const ownCertificate = config.httpsKey ? { key: readFileSync(config.httpsKey), cert: readFileSync(config.httpsCert) } : {}
+  const server = config.https ? createHttpsServer({ ...serverLimits(config), ...ownCertificate }, handle) : createHttpServer(serverLimits(config), handle)
   // A flood of idle sockets cannot exhaust the open files, nor keep a client of another address out.
   limitConnections(server, { perAddress: config.webMaxConnectionsPerAddress, total: config.webMaxConnections }, (socket, why) => {
     if (config.https) return socket.destroy()
@@ -272,8 +272,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     guard: (guard) => {
       guards.push(guard)
     },
-    listen: () => {
+    listen: async () => {
       guardServer()
+      if (config.https && !config.httpsKey) (server as HttpsServer).setSecureContext(await developmentCertificate(config.webIp))
       return listenOn(server, config.web, config.webIp, 'Web', { port: '--web', host: '--web-ip' })
     },
     close: () =>

@@ -83,7 +83,12 @@ export const kernelOptions = {
     description: 'SMTP extensions not to advertise, comma-separated',
   },
 
-  https: { type: 'boolean', default: false, description: 'Serve the web side over HTTPS (needs --https-key and --https-cert)' },
+  https: {
+    type: 'boolean',
+    default: false,
+    env: 'SVC_HTTPS',
+    description: 'Serve the web side over HTTPS: with --https-key and --https-cert, else a generated self-signed development certificate',
+  },
   httpsKey: { type: 'file', default: '', secret: true, description: 'TLS private key (PEM) for HTTPS' },
   httpsCert: { type: 'file', default: '', description: 'TLS certificate (PEM) for HTTPS' },
   disableWeb: { type: 'boolean', default: false, description: 'Do not start the web server' },

@@ -209,7 +209,6 @@ function kernelChecks(config: SvcConfig): string[] {
     ...needTogether(config, 'httpsKey', 'httpsCert'),
   ]
   if (config.incomingSecure && !config.incomingCert) problems.push('--incoming-secure needs --incoming-cert and --incoming-key')
-  if (config.https && !config.httpsKey) problems.push('--https needs --https-key and --https-cert')
   // Both on one port would fail at listen as if another process held it.
   const sharedAddress = config.ip === config.webIp || [config.ip, config.webIp].some((ip) => ip === '0.0.0.0' || ip === '::')
   if (!config.disableWeb && config.smtp !== 0 && config.smtp === config.web && sharedAddress) {

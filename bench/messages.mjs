@@ -213,3 +213,10 @@ export function buildMarketingMessage(n, size = 100 * 1024) {
     '',
   ].join('\r\n')
 }
+
+/** An HTML-only message of about `bytes` bytes of `<b>x<b>x…`, never closed (HTML-to-text takes time quadratic in it), in lines SMTP takes. */
+export function buildHostileHtml(bytes) {
+  const line = `${'<b>x'.repeat(19)}\r\n`
+  const head = 'From: a@example.com\r\nTo: b@example.com\r\nSubject: hostile\r\nContent-Type: text/html; charset=utf-8\r\n\r\n'
+  return head + line.repeat(Math.ceil(bytes / line.length))
+}

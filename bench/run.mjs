@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util'
 import { io } from 'socket.io-client'
 import { memoryOf, sampleRss, startSvc } from './child.mjs'
 import { median, medianLatency, timedRequest } from './http-client.mjs'
-import { buildLargeMessage, buildManyAttachments, buildMarketingMessage, buildMessage, RARE_WORD } from './messages.mjs'
+import { buildHostileHtml, buildLargeMessage, buildManyAttachments, buildMarketingMessage, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
 import { memoryFlood } from './memory-flood.mjs'
 import { newMailLatencies } from './new-mail.mjs'
@@ -86,6 +86,11 @@ const MEASURES = [
   { key: 'inboxesSummary', label: 'GET /api/inboxes/<inbox>/email/summary, median', unit: 'ms', target: 1, better: 'lower' },
   { key: 'inboxesList', label: `GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },
   { key: 'inboxesRssRatio', label: 'RSS of them / the same messages in one inbox', unit: '×', target: 1.05, better: 'lower' },
+  { key: 'hostileHealthzMax2', label: 'GET /api/healthz while a 2 MiB message of hostile HTML is received, slowest', unit: 'ms', target: 100, better: 'lower' },
+  { key: 'hostileHealthzP99_2', label: 'The same, p99', unit: 'ms', better: 'lower' },
+  { key: 'hostileHealthzMax17', label: 'GET /api/healthz while a 17 MiB message of hostile HTML is received, slowest', unit: 'ms', target: 100, better: 'lower' },
+  { key: 'hostileHealthzP99_17', label: 'The same, p99', unit: 'ms', better: 'lower' },
+  { key: 'hostileRefused', label: 'Of the two, refused (a parse over its budget: 554)', unit: 'msg', target: 0, better: 'lower' },
   ...postgresMeasures(SIZE),
 ]
 
@@ -426,6 +431,40 @@ async function inboxes() {
   }
 }
 
+/**
+ * The event loop while a hostile message is received: healthz asked one
+ * request after another from the first MAIL FROM until the 250, for a
+ * 2 MiB and a 17 MiB message of unclosed nested tags (the HTML that makes
+ * HTML-to-text conversion quadratic). Its slowest answer and p99.
+ */
+async function hostileIntake() {
+  const svc = await startSvc()
+  try {
+    const results = { hostileRefused: 0 }
+    for (const mib of [2, 17]) {
+      const message = buildHostileHtml(mib * MiB)
+      const client = await connectSmtp(svc.smtpPort)
+      const latencies = []
+      let done = false
+      // A refusal is a finding, not the end of the scenario: the figures of the event loop stand either way.
+      const sent = client.send(message).then(
+        () => {},
+        () => results.hostileRefused++,
+      )
+      void sent.finally(() => (done = true))
+      while (!done) latencies.push((await timedRequest(`${svc.baseUrl}/api/healthz`)).ms)
+      await sent
+      client.close()
+      latencies.sort((a, b) => a - b)
+      results[`hostileHealthzMax${mib}`] = latencies.at(-1)
+      results[`hostileHealthzP99_${mib}`] = latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * 0.99))]
+    }
+    return results
+  } finally {
+    await svc.stop()
+  }
+}
+
 /** Each scenario starts its own svc; `--only` names scenarios to run alone. */
 const SCENARIOS = {
   intake1: async () => ({ intake1: await intake({ connections: 1 }) }),
@@ -441,6 +480,7 @@ const SCENARIOS = {
   htmlCheck,
   page: pageFirstRow,
   inboxes,
+  hostileIntake,
   ...postgresScenarios(SIZE),
 }
 

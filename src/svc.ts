@@ -9,6 +9,7 @@ import { knownPlugins } from './builtins.js'
 import { createLogger } from './logger.js'
 import { installDeclaredMethods } from './off.js'
 import type { SvcContext, SvcPlugin, SvcServices, Teardown } from './plugin.js'
+import { createPluginScope, type PluginScope } from './scope.js'
 import { SmtpIntake } from './smtp.js'
 import { storageScheme, type StorageChange, type StorageDriver } from './storage/driver.js'
 import { createMailStore, type MailStore } from './storage/store.js'
@@ -40,6 +41,8 @@ export class Svc {
   /** The plugins that run with this configuration, in set-up order. */
   readonly plugins: SvcPlugin[]
   private teardowns: Teardown[] = []
+  /** What each plugin registered through its context, released at stop. */
+  private scopes: PluginScope[] = []
   /** Ids another process added that were gone before this one read them (announceChange). */
   private unseenRemoteMail = new Set<string>()
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
@@ -79,7 +82,10 @@ export class Svc {
       if (unwatch) this.teardowns.unshift(unwatch)
       for (const plugin of this.plugins) {
         if (!plugin.setup) continue
-        const context: SvcContext = { ...this.context(), logger: this.logger.withTag(plugin.name) }
+        // What the plugin hooks and the services it sets go once every teardown has run (a teardown may still fire hooks others listen to).
+        const scope = createPluginScope(this.hooks, this.services)
+        this.scopes.unshift(scope)
+        const context: SvcContext = { ...this.context(), hooks: scope.hooks, services: scope.services, logger: this.logger.withTag(plugin.name) }
         const teardown = await plugin.setup(context)
         if (typeof teardown === 'function') this.teardowns.unshift(teardown)
         this.logger.debug(`plugin ${plugin.name} set up`)
@@ -113,6 +119,7 @@ export class Svc {
       }
     }
     this.teardowns = []
+    for (const scope of this.scopes.splice(0)) scope.release()
   }
 
   /**
@@ -141,15 +148,13 @@ export class Svc {
     }
   }
 
-  private context(): Omit<SvcContext, 'logger'> {
+  private context(): Omit<SvcContext, 'logger' | 'hooks' | 'services'> {
     return {
       config: this.config,
-      hooks: this.hooks,
       store: this.store,
       arrivals: this.arrivals,
       smtp: this.smtp,
       http: this.http,
-      services: this.services,
     }
   }
 }

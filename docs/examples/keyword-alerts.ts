@@ -34,24 +34,21 @@ export default definePlugin({
   setup({ config, hooks, services }) {
     const words = config.alertWords.map((word) => word.toLowerCase())
     const alerts = new Map<string, Alert>()
-    const unhooks = [
-      // After the 250: an alert never delays nor refuses a message.
-      hooks.hook('mail:accepted', async (email) => {
-        const word = words.find((candidate) => email.subject.toLowerCase().includes(candidate))
-        if (word) await hooks.callHook('alert:raised', { id: email.id, word, subject: email.subject })
-      }),
-      hooks.hook('alert:raised', (alert) => {
-        alerts.set(alert.id, alert)
-        services.io?.emit('alert', alert)
-      }),
-      hooks.hook('mail:deleted', ({ id }) => void alerts.delete(id)),
-    ]
+    // After the 250: an alert never delays nor refuses a message.
+    hooks.hook('mail:accepted', async (email) => {
+      const word = words.find((candidate) => email.subject.toLowerCase().includes(candidate))
+      if (word) await hooks.callHook('alert:raised', { id: email.id, word, subject: email.subject })
+    })
+    hooks.hook('alert:raised', (alert) => {
+      alerts.set(alert.id, alert)
+      services.io?.emit('alert', alert)
+    })
+    hooks.hook('mail:deleted', ({ id }) => void alerts.delete(id))
     // An MCP tool beside the built-in ones, when --mcp is on.
     services.mcp?.use((server) => {
       server.registerTool('list_alerts', { description: 'Caught messages whose subject holds an alert word' }, () => ({
         content: [{ type: 'text', text: JSON.stringify([...alerts.values()]) }],
       }))
     })
-    return () => unhooks.forEach((unhook) => unhook())
   },
 })

@@ -65,8 +65,5 @@ export default definePlugin({
       ok: { description: 'The document', schema: z.record(z.string(), z.unknown()) },
       handler: () => (document ??= openApiDocument(app, http.basePathname)),
     })
-    return () => {
-      delete services.api
-    }
   },
 })

@@ -41,7 +41,7 @@ export default definePlugin({
   enabled: (config) => config.chaos,
   setup({ config, hooks, services, logger }) {
     let triggers: ChaosTriggers = initialTriggers(config.chaosTriggers)
-    const unhooks = CHAOS_STEPS.map((step) =>
+    for (const step of CHAOS_STEPS) {
       hooks.hook(STEP_HOOKS[step], () => {
         const trigger = triggers[step]
         // probability 100 always refuses, 0 never: random() is in [0, 1).
@@ -49,8 +49,8 @@ export default definePlugin({
           logger.debug(`Refusing ${step} with ${trigger.code}`)
           throw new SmtpReplyError(trigger.code, `Refused on purpose at ${step} (fault injection)`)
         }
-      }),
-    )
+      })
+    }
     const { api } = services
     if (!api) logger.warn('The api plugin is off: /api/chaos is not served, the triggers stay as --chaos-triggers set them')
     api?.route({
@@ -75,7 +75,6 @@ export default definePlugin({
       },
     })
     if (config.chaosTriggers.length > 0) logger.info(`Fault injection: ${describe(triggers)}`)
-    return () => unhooks.forEach((unhook) => unhook())
   },
 })
 

@@ -176,7 +176,6 @@ export default definePlugin({
     })
 
     return async () => {
-      delete services.checks
       cache.clear()
       await scanner.close()
     }

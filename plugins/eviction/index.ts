@@ -53,21 +53,18 @@ export default definePlugin({
       }
       return run()
     }
-    const unhooks = [
-      // Once every plugin is set up, whichever restored a backlog.
-      hooks.hook('server:ready', async () => {
-        for (const { name, total } of await store.inboxes()) {
-          if (total <= cap) continue
-          const evicted = await serialTrim(name)
-          if (evicted) logger.info(`Evicted ${evicted} email(s) of inbox ${name} to keep the cap of ${cap}`)
-        }
-      }),
-      hooks.hook('mail:accepted', async ({ inbox }, { local }) => {
-        if (!local) return
-        const count = await serialTrim(inbox)
-        if (count) logger.debug(`Evicted ${count} email(s) of inbox ${inbox} to keep the cap of ${cap}`)
-      }),
-    ]
-    return () => unhooks.forEach((unhook) => unhook())
+    // Once every plugin is set up, whichever restored a backlog.
+    hooks.hook('server:ready', async () => {
+      for (const { name, total } of await store.inboxes()) {
+        if (total <= cap) continue
+        const evicted = await serialTrim(name)
+        if (evicted) logger.info(`Evicted ${evicted} email(s) of inbox ${name} to keep the cap of ${cap}`)
+      }
+    })
+    hooks.hook('mail:accepted', async ({ inbox }, { local }) => {
+      if (!local) return
+      const count = await serialTrim(inbox)
+      if (count) logger.debug(`Evicted ${count} email(s) of inbox ${inbox} to keep the cap of ${cap}`)
+    })
   },
 })

@@ -45,13 +45,9 @@ export default definePlugin({
     })
     // A GET here opens a session's event stream: no link from another site may.
     http.app.all('/mcp', (event) => sessions.handle(event.req), { meta: { changesState: true } satisfies ShellRouteMeta })
-    const unhook = hooks.hook('server:banner', (lines, { baseUrl }) => {
+    hooks.hook('server:banner', (lines, { baseUrl }) => {
       if (baseUrl) lines.push(`MCP     ${baseUrl}/mcp`)
     })
-    return () => {
-      unhook()
-      delete services.mcp
-      return sessions.closeAll()
-    }
+    return () => sessions.closeAll()
   },
 })

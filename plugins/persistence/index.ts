@@ -82,45 +82,43 @@ export default definePlugin({
     /** Reloaded messages on their way through `mail:received`: their files are where they came from, so nothing is written, nor removed should one be taken back. */
     const reloading = new Set<string>()
 
-    const unhooks = [
-      // Once svc serves: done while it starts, the writes would hold up its start.
-      hooks.hook('server:ready', () => {
-        backfill = (async () => {
-          for (const { inbox, id } of parsed.splice(0)) {
-            if (stopping) return
-            await keepRecord(inbox, id)
-          }
-        })()
-      }),
-      // Thrown errors reach the kernel, which drops the message and answers 451.
-      hooks.hook('mail:received', async (email, { raw }) => {
-        if (reloading.has(`${email.inbox}/${email.id}`)) return
-        // The sidecar first: the `.eml` is what makes a message, and its directory flush covers both.
-        const dir = dirOf(email.inbox)
-        if (email.inbox !== DEFAULT_INBOX) await mkdir(dir, { recursive: true })
-        await track(email.inbox, email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
-      }),
-      // Kept in the sidecar, so a restart gives the read state back; one at a time, read-all may name thousands.
-      hooks.hook('mail:read', async ({ inbox, ids, read }) => {
-        for (const id of ids) {
-          await track(inbox, id, () => writeMetaRead(dirOf(inbox), id, read)).catch((error: Error) => {
-            logger.warn(`Could not keep the read state of ${id}: ${error.message}`)
-          })
+    // Once svc serves: done while it starts, the writes would hold up its start.
+    hooks.hook('server:ready', () => {
+      backfill = (async () => {
+        for (const { inbox, id } of parsed.splice(0)) {
+          if (stopping) return
+          await keepRecord(inbox, id)
         }
-      }),
-      // The whole sidecar again: the relay's fields live in its body, which has no fixed width to write in place.
-      hooks.hook('mail:updated', ({ inbox, id }) => keepRecord(inbox, id)),
-      hooks.hook('mail:deleted', async ({ inbox, id }) => {
-        // A reload taken back leaves its file, which the next reload offers again.
-        if (reloading.has(`${inbox}/${id}`)) return
-        try {
-          await track(inbox, id, () => removeMailFiles(dirOf(inbox), id))
-        } catch (error) {
-          // The message is gone from the store either way; its file would come back at the next start.
-          logger.warn(`Could not remove the files of ${id}: ${(error as Error).message}`)
-        }
-      }),
-    ]
+      })()
+    })
+    // Thrown errors reach the kernel, which drops the message and answers 451.
+    hooks.hook('mail:received', async (email, { raw }) => {
+      if (reloading.has(`${email.inbox}/${email.id}`)) return
+      // The sidecar first: the `.eml` is what makes a message, and its directory flush covers both.
+      const dir = dirOf(email.inbox)
+      if (email.inbox !== DEFAULT_INBOX) await mkdir(dir, { recursive: true })
+      await track(email.inbox, email.id, () => writeMetaFile(dir, email).then(() => writeMailFile(dir, email.id, raw, new Date(email.time))))
+    })
+    // Kept in the sidecar, so a restart gives the read state back; one at a time, read-all may name thousands.
+    hooks.hook('mail:read', async ({ inbox, ids, read }) => {
+      for (const id of ids) {
+        await track(inbox, id, () => writeMetaRead(dirOf(inbox), id, read)).catch((error: Error) => {
+          logger.warn(`Could not keep the read state of ${id}: ${error.message}`)
+        })
+      }
+    })
+    // The whole sidecar again: the relay's fields live in its body, which has no fixed width to write in place.
+    hooks.hook('mail:updated', ({ inbox, id }) => keepRecord(inbox, id))
+    hooks.hook('mail:deleted', async ({ inbox, id }) => {
+      // A reload taken back leaves its file, which the next reload offers again.
+      if (reloading.has(`${inbox}/${id}`)) return
+      try {
+        await track(inbox, id, () => removeMailFiles(dirOf(inbox), id))
+      } catch (error) {
+        // The message is gone from the store either way; its file would come back at the next start.
+        logger.warn(`Could not remove the files of ${id}: ${(error as Error).message}`)
+      }
+    })
 
     /** Loads `.eml` files added while running; they take the arrival path of new mail, so a plugin may refuse them and listeners and the cap see them. */
     const reload = async (): Promise<number> => {
@@ -171,8 +169,6 @@ export default definePlugin({
     services.reloadMailDirectory = () => (lastReload = lastReload.catch(() => 0).then(reload))
 
     return async () => {
-      for (const unhook of unhooks) unhook()
-      delete services.reloadMailDirectory
       // Sidecars not written yet are written at the next start.
       stopping = true
       await Promise.allSettled([backfill, lastReload, ...pending.values()])

@@ -107,7 +107,7 @@ export default definePlugin({
     // refused; once per message, by the process that took it in. Files
     // reloaded from the mail directory are not sent on: only what an
     // application sent is, never a directory's old mail (docs/storage.md).
-    const unhook = hooks.hook('mail:accepted', (email, { raw, origin, local }) => {
+    hooks.hook('mail:accepted', (email, { raw, origin, local }) => {
       if (!autoRelay || !local || origin === 'reload') return
       const candidates = typeof autoRelay === 'string' ? [autoRelay] : email.envelope.to.map((rcpt) => rcpt.address)
       const recipients = candidates.filter((address) => isAllowed(rules, address))
@@ -123,13 +123,11 @@ export default definePlugin({
     })
 
     return async () => {
-      unhook()
       let timer: NodeJS.Timeout | undefined
       const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))
       await Promise.race([Promise.allSettled(inFlight), grace])
       clearTimeout(timer)
       outgoing.close()
-      delete services.relay
     }
   },
 })

@@ -159,27 +159,23 @@ export default definePlugin({
     /** The clients of an inbox: its own room and every `*` client. */
     const audience = (inbox: string) => io.to(roomOf(inbox)).to(ALL_ROOM)
 
-    const unhooks = [
-      hooks.hook('mail:accepted', (email) => {
-        // socket.io encodes an event even for nobody: skip that work while no client listens.
-        if (io.engine.clientsCount === 0) return
-        dropSlowReaders()
-        audience(email.inbox).emit('newMail', boundSummary(toSummary(email)))
-      }),
-      hooks.hook('mail:deleted', ({ inbox, id }) => {
-        dropSlowReaders()
-        audience(inbox).emit('deleteMail', { inbox, id })
-      }),
-      hooks.hook('mail:read', ({ inbox, ids, read }) => {
-        if (io.engine.clientsCount === 0) return
-        dropSlowReaders()
-        audience(inbox).emit('readMail', { inbox, ids, read })
-      }),
-    ]
+    hooks.hook('mail:accepted', (email) => {
+      // socket.io encodes an event even for nobody: skip that work while no client listens.
+      if (io.engine.clientsCount === 0) return
+      dropSlowReaders()
+      audience(email.inbox).emit('newMail', boundSummary(toSummary(email)))
+    })
+    hooks.hook('mail:deleted', ({ inbox, id }) => {
+      dropSlowReaders()
+      audience(inbox).emit('deleteMail', { inbox, id })
+    })
+    hooks.hook('mail:read', ({ inbox, ids, read }) => {
+      if (io.engine.clientsCount === 0) return
+      dropSlowReaders()
+      audience(inbox).emit('readMail', { inbox, ids, read })
+    })
 
     return () => {
-      for (const unhook of unhooks) unhook()
-      delete services.io
       io.disconnectSockets(true)
       return new Promise<void>((resolve) => io.close(() => resolve()))
     }

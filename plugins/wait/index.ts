@@ -43,11 +43,7 @@ export default definePlugin({
   setup({ hooks, store, services }) {
     const registry = createWaiterRegistry((inbox) => store.inbox(inbox))
     services.waiters = registry
-    const unhook = hooks.hook('mail:accepted', (email) => registry.offer(email))
-    return () => {
-      unhook()
-      registry.closeAll()
-      delete services.waiters
-    }
+    hooks.hook('mail:accepted', (email) => registry.offer(email))
+    return () => registry.closeAll()
   },
 })

@@ -159,24 +159,20 @@ export default definePlugin({
 
     // `mail:accepted` comes after the SMTP 250 and only for mail really accepted, so nothing here delays the
     // client; mail another process sharing the storage took in is announced by that process, once.
-    const unhooks = [
-      hooks.hook('mail:accepted', (email, { local }) => {
-        if (!local) return
-        let target: ReturnType<typeof searchTarget> | undefined
-        const payload: WebhookPayload = { event: 'mail:received', inbox: email.inbox, email: boundSummary(toSummary(email)) }
-        send('mail:received', email.id, payload, ({ matches }) => !matches || matches((target ??= searchTarget(email))))
-      }),
-      hooks.hook('mail:deleted', ({ inbox, id, remote }) => {
-        if (!remote) send('mail:deleted', id, { event: 'mail:deleted', inbox, email: { inbox, id } }, () => true)
-      }),
-    ]
+    hooks.hook('mail:accepted', (email, { local }) => {
+      if (!local) return
+      let target: ReturnType<typeof searchTarget> | undefined
+      const payload: WebhookPayload = { event: 'mail:received', inbox: email.inbox, email: boundSummary(toSummary(email)) }
+      send('mail:received', email.id, payload, ({ matches }) => !matches || matches((target ??= searchTarget(email))))
+    })
+    hooks.hook('mail:deleted', ({ inbox, id, remote }) => {
+      if (!remote) send('mail:deleted', id, { event: 'mail:deleted', inbox, email: { inbox, id } }, () => true)
+    })
 
     logger.debug(`webhooks: ${webhooks.map(({ url, events }) => `${displayUrl(url)} (${[...events].join(', ')})`).join('; ')}`)
 
     return async () => {
-      for (const unhook of unhooks) unhook()
       await Promise.all(webhooks.map(({ queue }) => queue.close(Math.min(STOP_GRACE_MS, config.webhookTimeout))))
-      delete services.webhooks
     }
   },
 })

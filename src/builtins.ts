@@ -1,7 +1,7 @@
 import { builtinPlugins } from '../plugins/index.js'
 import { loadConfigFile, type ConfigFile } from './config/load.js'
-import { layers, resolveConfig, type SvcConfig } from './config/resolve.js'
-import type { SvcPlugin } from './plugin.js'
+import { layers, resolveConfig } from './config/resolve.js'
+import type { SvcConfig, SvcPlugin } from './contract/plugin.js'
 
 /*
  * The built-in plugins, and the configuration of a run with them: the

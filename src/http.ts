@@ -1,68 +1,17 @@
 import { readFileSync } from 'node:fs'
-import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
 import { H3, HTTPError, handleCors, mockEvent, toNodeHandler, type H3Event } from 'h3'
-import type { SvcConfig } from './config/resolve.js'
+import type { SvcConfig } from './contract/plugin.js'
+import type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './contract/http.js'
 import { limitConnections } from './connections.js'
 import { developmentCertificate } from './http/certificate.js'
 import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { InvalidRequestError, StorageUnavailableError } from './storage/driver.js'
-import { MailNotFoundError } from './storage/store.js'
-
-/** Why a guard turned a request away. */
-export interface GuardRejection {
-  status: number
-  error: string
-  headers?: Record<string, string>
-}
-
-/**
- * Runs before every web request: routes, the inbox, Socket.IO and MCP alike.
- * `path` is the request path with the base pathname taken off, normalized as
- * the router matches it (`/api/../mcp/` and `/%6dcp` are `/mcp`).
- */
-export type RequestGuard = (req: IncomingMessage, path: string) => GuardRejection | undefined
-
-/** Route meta the shell reads (`app.get(path, handler, { meta })`). */
-export interface ShellRouteMeta {
-  /**
-   * A `GET` route that changes something (marks a message read, reloads
-   * files) says so: a page of another site may not even open it as a link.
-   */
-  changesState?: boolean
-}
-
-/**
- * The web server every web plugin mounts on. Routes on `app` are relative to
- * the base pathname; the shell strips it before h3 sees the request.
- */
-export interface HttpShell {
-  /** Register routes here, without the base pathname. */
-  readonly app: H3
-  /** The Node server, for plugins that attach to it directly (Socket.IO). */
-  readonly server: Server
-  /** '' or '/prefix'. */
-  readonly basePathname: string
-  /** `'*'` or the origins `--cors` lists, for servers attached to `server` that answer CORS themselves (Socket.IO). */
-  readonly corsOrigin: '*' | string[]
-  /** The inbox URL, with the base pathname, once listening. */
-  readonly url: string
-  readonly port: number
-  /** `{ address, family, port }` of the web listener; throws when it is not listening (before `start()`, with `disableWeb`). */
-  getAddress(): AddressInfo
-  /** The port the web server listens on (the system's choice with `web: 0`); throws when not listening. */
-  getPort(): number
-  /**
-   * Adds a check that runs before every web request: h3 routes and whatever
-   * attached itself to `server` (Socket.IO) alike.
-   */
-  guard(guard: RequestGuard): void
-  listen(): Promise<number>
-  close(): Promise<void>
-}
+import { MailNotFoundError } from './contract/store.js'
 
 /** Node's parser errors with a status and message of their own; any other is a 400. */
 const CLIENT_ERRORS: Record<string, [number, string]> = {

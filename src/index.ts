@@ -2,6 +2,5 @@
 import '../plugins/index.js'
 export * from './kit.js'
 export { Svc, type SvcInstance } from './svc.js'
-export { defineConfig } from './config/resolve.js'
+export { defineConfig } from './contract/plugin.js'
 export { kernelOptions, optionTable, type OptionKey, type ResolvedOptions } from './config/options.js'
-export { SmtpIntake } from './smtp.js'

@@ -1,5 +1,5 @@
 import type { AddressInfo, Server } from 'node:net'
-import { ConfigError } from './config/resolve.js'
+import { ConfigError } from './contract/plugin.js'
 
 /** The flags that chose a listener's port and address, named by its errors. */
 export interface ListenFlags {

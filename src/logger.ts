@@ -1,5 +1,5 @@
 import { createConsola, type ConsolaInstance } from 'consola'
-import type { SvcConfig } from './config/resolve.js'
+import type { SvcConfig } from './contract/plugin.js'
 
 /** consola levels: 0 errors only, 3 info, 4 debug. */
 export function createLogger(config: Pick<SvcConfig, 'verbose' | 'silent'>): ConsolaInstance {

@@ -1,6 +1,5 @@
-import type { SvcConfig } from './config/resolve.js'
+import type { SvcConfig, SvcPlugin } from './contract/plugin.js'
 import { flagName } from './config/options.js'
-import type { SvcPlugin } from './plugin.js'
 
 /** Why a plugin that is not running does not serve what it declares (routes, methods), and what would serve it. */
 export function offReason(plugin: SvcPlugin, config: SvcConfig): string {

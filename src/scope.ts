@@ -1,5 +1,5 @@
-import type { SvcHookable } from './hooks.js'
-import type { SvcServices } from './plugin.js'
+import type { SvcHookable } from './contract/hooks.js'
+import type { SvcServices } from './contract/plugin.js'
 
 /** The hookable's calls that register something and return what undoes it. */
 const REGISTRATIONS = new Set<PropertyKey>(['hook', 'hookOnce', 'addHooks', 'beforeEach', 'afterEach'])

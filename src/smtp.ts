@@ -4,28 +4,19 @@ import type { AddressInfo, Socket } from 'node:net'
 import { Readable } from 'node:stream'
 import type { ConsolaInstance } from 'consola'
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server'
-import type { SvcConfig } from './config/resolve.js'
+import type { SvcConfig } from './contract/plugin.js'
+import type { InboxAccess, SmtpIntakeEvents, SmtpIntake as SmtpIntakeContract } from './contract/smtp.js'
 import { limitConnections } from './connections.js'
-import { ArrivalRefusedError, type Arrivals } from './arrival.js'
-import { SmtpReplyError, type MailRoute, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './hooks.js'
+import { ArrivalRefusedError } from './arrival.js'
+import { type Arrivals } from './contract/arrival.js'
+import { SmtpReplyError, type MailRoute, type RejectionReason, type SmtpSession, type SvcHookable, type SvcHooks } from './contract/hooks.js'
 import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
 import { notAMessage } from './mail/parse.js'
 import { parseMail } from './mail/pool.js'
-import { noEmailWithId, type MailStore } from './storage/store.js'
-import type { Email, Envelope } from './types.js'
-
-/** The programmatic calls on one inbox: `smtp.inbox(name)`. */
-export interface InboxAccess {
-  /** Every email of the inbox in full, in the order they were stored. */
-  getAllEmails(): Promise<Email[]>
-  getEmail(id: string): Promise<Email | undefined>
-  deleteEmail(id: string): Promise<boolean>
-  deleteAllEmails(): Promise<boolean>
-  /** Resolves how many were unread. */
-  markAllRead(): Promise<number>
-}
+import { noEmailWithId, type MailStore } from './contract/store.js'
+import type { Email, Envelope } from './contract/types.js'
 
 function inboxAccess(store: MailStore): InboxAccess {
   return {
@@ -42,14 +33,6 @@ function inboxAccess(store: MailStore): InboxAccess {
     },
     markAllRead: () => store.markAllRead(),
   }
-}
-
-/** Events of the programmatic interface. */
-export interface SmtpIntakeEvents {
-  new: [email: Email]
-  delete: [event: { inbox: string; id: string }]
-  error: [error: Error]
-  close: []
 }
 
 /** A message refused at the end of DATA, for a reason `mail:rejected` reports. */
@@ -78,6 +61,9 @@ const CLOSE_GRACE_MS = 4_000
  */
 const MAX_RECIPIENTS = 1000
 
+/** The class carries the contract's members, and those plugins add to it (`smtp.relayEmail`). */
+export interface SmtpIntake extends SmtpIntakeContract {}
+
 /**
  * The SMTP intake and the programmatic interface of spec.md: the object
  * `start()` resolves as `smtp`. Its events are an adapter over the hooks:
@@ -85,6 +71,7 @@ const MAX_RECIPIENTS = 1000
  * `local`: over SMTP or reloaded), `delete`
  * (`mail:deleted`), `error` (`smtp:error`) and `close` (`server:close`).
  */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging
 export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
   readonly server: SMTPServer
   /** Sessions between MAIL FROM and the end of their DATA reply. */

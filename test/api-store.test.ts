@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatSize } from '../src/mail/format.js'
-import type { MailStore } from '../src/storage/store.js'
-import type { Email, SummaryPage } from '../src/types.js'
+import type { MailStore } from '../src/contract/store.js'
+import type { Email, SummaryPage } from '../src/contract/types.js'
 import { memoryStore } from './support/storage.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Email, SummaryPage } from '../src/types.js'
+import type { Email, SummaryPage } from '../src/contract/types.js'
 import { expectJsonError } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -2,10 +2,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { loadSvcConfig } from '../src/builtins.js'
+import { knownPlugins, loadSvcConfig } from '../src/builtins.js'
 import { optionDefaults, optionTable } from '../src/config/options.js'
-import { ConfigError, layers, resolveConfig as resolveWith, type ConfigLayer } from '../src/config/resolve.js'
-import { knownPlugins } from '../src/builtins.js'
+import { layers, resolveConfig as resolveWith, type ConfigLayer } from '../src/config/resolve.js'
+import { ConfigError } from '../src/contract/plugin.js'
 
 /** The configuration of these layers with the built-in plugins' options. */
 const resolveConfig = (stack: ConfigLayer[]) => resolveWith(stack, [], knownPlugins([]))

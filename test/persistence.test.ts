@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import nodemailer from 'nodemailer'
 import { expect, it, vi } from 'vitest'
 import { definePlugin } from '../src/kit.js'
-import type { Email } from '../src/types.js'
+import type { Email } from '../src/contract/types.js'
 import { readSidecar, useMailDirectory, writeSidecar } from './persistence-support.js'
 import type { TestSvc } from './support/svc.js'
 

@@ -5,7 +5,7 @@ import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest'
-import type { EmailSummary, SummaryPage } from '../src/types.js'
+import type { EmailSummary, SummaryPage } from '../src/contract/types.js'
 import { startChild, type ChildSvc } from './support/child.js'
 import { freePort, runCli } from './support/cli.js'
 import { callTool, payloadOf } from './mcp-suite.js'

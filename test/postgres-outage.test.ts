@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises'
 import { io } from 'socket.io-client'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
-import type { SummaryPage } from '../src/types.js'
+import type { SummaryPage } from '../src/contract/types.js'
 import { runCli } from './support/cli.js'
 import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
 import { smallMessage } from './support/senders.js'

@@ -6,7 +6,7 @@ import { simpleParser } from 'mailparser'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseEmail } from '../src/mail/parse.js'
 import { parseMail } from '../src/mail/pool.js'
-import type { Email, Envelope } from '../src/types.js'
+import type { Email, Envelope } from '../src/contract/types.js'
 import { connectSmtp, sendRaw } from './support/smtp.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -3,7 +3,7 @@ import { memoryDriver } from '../plugins/memory/index.js'
 import { prepare as packHere } from '../plugins/memory/prepare.js'
 import { parseEmail } from '../src/mail/parse.js'
 import { parseMail } from '../src/mail/pool.js'
-import type { Envelope } from '../src/types.js'
+import type { Envelope } from '../src/contract/types.js'
 
 /** The memory driver's `prepare` module, which the workers run beside each parse. */
 const { prepare } = memoryDriver({ url: 'memory' }).capabilities!

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import MailComposer from 'nodemailer/lib/mail-composer/index.js'
 import type Mail from 'nodemailer/lib/mailer/index.js'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { SummaryPage } from '../src/types.js'
+import type { SummaryPage } from '../src/contract/types.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /** The example inbox of docs/search.md, received at the times it lists. */

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { SummaryPage } from '../src/types.js'
+import type { SummaryPage } from '../src/contract/types.js'
 import { searchCases, sendSearchFixtures, type SearchFixtures } from './support/search-fixtures.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { formatSize } from '../src/mail/format.js'
-import type { Email } from '../src/types.js'
+import type { Email } from '../src/contract/types.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /*

@@ -2,7 +2,7 @@ import { execFile, spawn } from 'node:child_process'
 import { promisify } from 'node:util'
 import { SMTPServer } from 'smtp-server'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { Email } from '../src/types.js'
+import type { Email } from '../src/contract/types.js'
 import { freePort, SVC_BIN } from './support/cli.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -2,7 +2,7 @@ import { request } from 'node:http'
 import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { definePlugin } from '../src/kit.js'
-import type { Email } from '../src/types.js'
+import type { Email } from '../src/contract/types.js'
 import { expectJsonError } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 

@@ -1,5 +1,27 @@
-import { compileSearch, DEFAULT_INBOX, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
-import type { MailWaiters, MailWaitFilter, MailWaitOptions } from './index.js'
+import { compileSearch, DEFAULT_INBOX, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchFilter, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
+
+/** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
+export type MailWaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
+
+export interface MailWaitOptions {
+  timeoutMs: number
+  /** Ends the wait early, e.g. when the client that asked went away; it then resolves undefined. */
+  signal?: AbortSignal
+  /** The inbox whose mail counts; `default` when absent. */
+  inbox?: string
+}
+
+/** Requests waiting for mail: each costs a closure and a timer while it waits, nothing more. */
+export interface MailWaiters {
+  /**
+   * The newest stored email matching the filter at once, else the first
+   * to arrive; undefined when the timeout passed or the signal aborted.
+   * Never marks anything read.
+   */
+  wait(filter: MailWaitFilter, options: MailWaitOptions): Promise<Email | undefined>
+  /** Waits in progress. */
+  readonly size: number
+}
 
 interface Waiter {
   inbox: string

@@ -3,7 +3,7 @@ import { request as httpsRequest } from 'node:https'
 import { isIP, connect as netConnect, type Socket } from 'node:net'
 import { connect as tlsConnect } from 'node:tls'
 import { hostPort, localAddresses } from '../address.js'
-import type { SvcConfig } from '../config/resolve.js'
+import type { SvcConfig } from '../contract/plugin.js'
 
 export const HEALTHCHECK_TIMEOUT_DEFAULT = 5_000
 

@@ -6,7 +6,7 @@ import { Joiner, Splitter } from '@zone-eu/mailsplit'
 import nodemailer from 'nodemailer'
 import addressparser from 'nodemailer/lib/addressparser'
 import { localAddresses } from '../address.js'
-import { ConfigError, type SvcConfig } from '../config/resolve.js'
+import { ConfigError, type SvcConfig } from '../contract/plugin.js'
 
 /** sysexits.h's EX_TEMPFAIL: the caller (a mail queue, PHP, cron) should try again later. */
 export const EXIT_TEMPFAIL = 75

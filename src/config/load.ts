@@ -1,9 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig } from 'c12'
-import type { SvcPlugin } from '../plugin.js'
+import { ConfigError, type SvcOptions, type SvcPlugin } from '../contract/plugin.js'
 import { selfEntries } from '../paths.js'
-import { ConfigError, type SvcOptions } from './resolve.js'
 
 export interface ConfigFile {
   /** Option values as the file gives them. */

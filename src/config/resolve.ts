@@ -2,40 +2,9 @@ import { accessSync, constants } from 'node:fs'
 import { resolve } from 'node:path'
 import type { z } from 'zod'
 import { DURATION_FORMAT, parseDuration } from './duration.js'
-import type { SvcPlugin } from '../plugin.js'
-import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec, type ResolvedOptions } from './options.js'
+import { ConfigError, type SvcConfig, type SvcPlugin } from '../contract/plugin.js'
+import { flagName, optionDefaults, optionTable, type DeclaredOption, type OptionSpec } from './options.js'
 import { originProblems } from './origins.js'
-
-/**
- * What a config file, `new Svc(options)` or `defineConfig` accepts: every
- * option, keyed by its flag in camelCase, plus `plugins`. Plugins add theirs
- * by augmentation: `declare module 'svc-mail' { interface SvcOptions { myOption?: string } }`
- * (`extends Partial<OptionValues<typeof options>>` derives it from the table).
- */
-export interface SvcOptions extends Partial<ResolvedOptions> {
-  /** User plugins, set up after the built-ins with the same context; one named as a built-in replaces it. */
-  plugins?: SvcPlugin[]
-}
-
-/** The resolved configuration every plugin receives: every option with its value. */
-export type SvcConfig = { [K in Exclude<keyof SvcOptions, 'plugins'>]-?: Exclude<SvcOptions[K], undefined> } & {
-  plugins: SvcPlugin[]
-  /** The table of every option (the kernel's and each known plugin's), in order. */
-  readonly optionTable: ReadonlyMap<string, DeclaredOption>
-}
-
-/** Start-up stops on these: one readable line per problem, exit code 2. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.join('\n'))
-    this.name = 'ConfigError'
-  }
-}
-
-/** Typed helper for `svc.config.ts`. */
-export function defineConfig(config: SvcOptions): SvcOptions {
-  return config
-}
 
 const TRUE = new Set(['true', '1', 'yes', 'on'])
 const FALSE = new Set(['false', '0', 'no', 'off'])

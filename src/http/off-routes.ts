@@ -1,7 +1,6 @@
 import { HTTPError, type H3 } from 'h3'
-import type { SvcConfig } from '../config/resolve.js'
+import type { SvcConfig, SvcPlugin } from '../contract/plugin.js'
 import { offReason } from '../off.js'
-import type { SvcPlugin } from '../plugin.js'
 
 /**
  * The routes of the plugins that do not run answer 404 `{ error }` saying

@@ -1,6 +1,6 @@
 import type { H3 } from 'h3'
 import { z } from 'zod'
-import type { MailStore } from '../storage/store.js'
+import type { MailStore } from '../contract/store.js'
 import type { ApiRouteMeta } from './route-doc.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { Attachment } from '../types.js'
+import type { Attachment } from '../contract/types.js'
 
 /**
  * `cid:` references of an HTML body: they make a part inline (shown in the

@@ -1,4 +1,4 @@
-import type { Address, Attachment, Email, EmailBody, EmailSummary } from '../types.js'
+import type { Address, Attachment, Email, EmailBody, EmailSummary } from '../contract/types.js'
 import { markInline } from './content-id.js'
 
 const PREVIEW_LENGTH = 200

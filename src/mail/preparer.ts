@@ -1,5 +1,5 @@
 import { pathToFileURL } from 'node:url'
-import type { Email } from '../types.js'
+import type { Email } from '../contract/types.js'
 import { parseEmail, readEmail, type HtmlText, type ParseInput } from './parse.js'
 
 /** A storage driver's per-message work (StorageDriver.prepare), run beside the parse. */

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads'
-import type { Email, Envelope } from '../types.js'
+import type { Email, Envelope } from '../contract/types.js'
 import { findLinks, type LinkList, type LinkOptions } from './links.js'
 import type { HtmlText } from './parse.js'
 import { parseAndPrepare } from './preparer.js'

@@ -1,4 +1,5 @@
-import { parseSearch, type SearchQuery, type SearchTerm } from './parse.js'
+import { parseSearch } from './parse.js'
+import { type SearchQuery, type SearchTerm } from '../contract/search.js'
 
 /**
  * Named filters as the REST wait, the MCP tools and `svc-mail/testing` take

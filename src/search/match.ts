@@ -5,8 +5,9 @@
  * prefilter, when it has one).
  */
 import { attachmentNames, inlineCount, toSearchText, toSummary } from '../mail/format.js'
-import type { Address, Email, EmailSummary } from '../types.js'
-import { parseSearch, type SearchField, type SearchQuery, type SearchTerm } from './parse.js'
+import type { Address, Email, EmailSummary } from '../contract/types.js'
+import { parseSearch } from './parse.js'
+import { type SearchField, type SearchQuery, type SearchTerm } from '../contract/search.js'
 
 /** What the matcher reads of one message. */
 export interface SearchTarget {

@@ -1,5 +1,5 @@
-import type { SearchQuery } from '../search/parse.js'
-import type { Address, Email, EmailSummary, EmailUpdate, Envelope } from '../types.js'
+import type { SearchQuery } from '../contract/search.js'
+import type { Address, Email, EmailSummary, EmailUpdate, Envelope } from '../contract/types.js'
 
 export type SortOrder = 'asc' | 'desc'
 

@@ -1,7 +1,7 @@
 import { toSummary } from '../mail/format.js'
 import { compileSearch, searchTarget } from '../search/match.js'
 import { timeSlice } from '../slice.js'
-import type { Email } from '../types.js'
+import type { Email } from '../contract/types.js'
 import type { Listing, SearchListQuery, SortOrder, StorageDriver } from './driver.js'
 
 /** Ids listed at a time when a driver without `emails` is read in full. */

@@ -5,9 +5,9 @@
  * cases with the ids each finds.
  */
 import { attachmentNames, formatSize, inlineCount, toSummary } from '../mail/format.js'
-import type { Email } from '../types.js'
+import type { Email } from '../contract/types.js'
 import type { KeptMail, SortOrder } from './driver.js'
-import type { MailStore } from './store.js'
+import type { MailStore } from '../contract/store.js'
 
 /** Ids of every stored email, by time of receipt. */
 export async function storedIds(store: MailStore, order: SortOrder = 'asc'): Promise<string[]> {

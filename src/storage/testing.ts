@@ -4,14 +4,15 @@
  * dependency: only this entry point loads it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createSvcHooks } from '../hooks.js'
+import { createSvcHooks } from '../contract/hooks.js'
 import { formatSize, toSummary } from '../mail/format.js'
 import { parseEmail } from '../mail/parse.js'
 import { parseSearch } from '../search/parse.js'
-import type { Email } from '../types.js'
+import type { Email } from '../contract/types.js'
 import { SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from './driver.js'
 import { keptMail, rawOf, searchFixtureCases, searchFixtureEmails, storedIds, syntheticEmail as email, type ContentReads } from './fixtures.js'
-import { createMailStore, type MailStore } from './store.js'
+import { createMailStore } from './store.js'
+import { type MailStore } from '../contract/store.js'
 
 export { keptMail, rawOf, searchFixtureCases, searchFixtureEmails, storedIds, syntheticEmail, type ContentReads } from './fixtures.js'
 

@@ -1,4 +1,4 @@
-import { ConfigError } from '../../src/config/resolve.js'
+import { ConfigError } from '../../src/contract/plugin.js'
 
 /** The problems a ConfigError lists, or none when `run` succeeds; any other error is rethrown. */
 export function problemsOf(run: () => unknown): string[] {

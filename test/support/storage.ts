@@ -1,5 +1,6 @@
-import { createSvcHooks } from '../../src/hooks.js'
-import { createMailStore, type MailStore } from '../../src/storage/store.js'
+import { createSvcHooks } from '../../src/contract/hooks.js'
+import { createMailStore } from '../../src/storage/store.js'
+import { type MailStore } from '../../src/contract/store.js'
 import { memoryDriver } from '../../plugins/memory/index.js'
 
 export { keptMail, storedIds, syntheticEmail, type ContentReads } from '../../src/storage/fixtures.js'

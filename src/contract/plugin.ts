@@ -1,12 +1,11 @@
 import type { ConsolaInstance } from 'consola'
 import type { Arrivals } from './arrival.js'
-import type { OptionSpec } from './config/options.js'
-import type { SvcConfig } from './config/resolve.js'
+import type { DeclaredOption, OptionSpec, ResolvedOptions } from '../config/options.js'
 import type { SvcHookable } from './hooks.js'
 import type { HttpShell } from './http.js'
 import type { SmtpIntake } from './smtp.js'
-import type { StorageDriverFactory } from './storage/driver.js'
-import type { MailStore } from './storage/store.js'
+import type { StorageDriverFactory } from '../storage/driver.js'
+import type { MailStore } from './store.js'
 
 /**
  * Capabilities one plugin offers the others, looked up by name so that no
@@ -79,4 +78,35 @@ export interface SvcPlugin {
 /** Typed helper for plugins. */
 export function definePlugin(plugin: SvcPlugin): SvcPlugin {
   return plugin
+}
+
+/**
+ * What a config file, `new Svc(options)` or `defineConfig` accepts: every
+ * option, keyed by its flag in camelCase, plus `plugins`. Plugins add theirs
+ * by augmentation: `declare module 'svc-mail' { interface SvcOptions { myOption?: string } }`
+ * (`extends Partial<OptionValues<typeof options>>` derives it from the table).
+ */
+export interface SvcOptions extends Partial<ResolvedOptions> {
+  /** User plugins, set up after the built-ins with the same context; one named as a built-in replaces it. */
+  plugins?: SvcPlugin[]
+}
+
+/** The resolved configuration every plugin receives: every option with its value. */
+export type SvcConfig = { [K in Exclude<keyof SvcOptions, 'plugins'>]-?: Exclude<SvcOptions[K], undefined> } & {
+  plugins: SvcPlugin[]
+  /** The table of every option (the kernel's and each known plugin's), in order. */
+  readonly optionTable: ReadonlyMap<string, DeclaredOption>
+}
+
+/** Start-up stops on these: one readable line per problem, exit code 2. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join('\n'))
+    this.name = 'ConfigError'
+  }
+}
+
+/** Typed helper for `svc.config.ts`. */
+export function defineConfig(config: SvcOptions): SvcOptions {
+  return config
 }

@@ -40,7 +40,7 @@ export interface LoginThrottle {
 /** Ten wrong passwords a minute per address, 600 a minute in all: a typo costs nothing, no number of addresses guesses faster. */
 export const LOGIN_FAILURES_PER_ADDRESS = 10
 export const LOGIN_FAILURES_TOTAL = 600
-export const LOGIN_WINDOW_MS = 60_000
+const LOGIN_WINDOW_MS = 60_000
 
 interface Window {
   start: number

@@ -4,7 +4,7 @@ import type { DeclaredOption } from '../config/options.js'
 import { packageRoot } from '../paths.js'
 
 const TEMPLATE = join(packageRoot, 'templates', 'svc.config.ts')
-export const CONFIG_FILE_NAME = 'svc.config.ts'
+const CONFIG_FILE_NAME = 'svc.config.ts'
 
 /** What `svc init` wrote, and the variables it reads secrets from. */
 export interface WrittenConfig {

@@ -9,7 +9,7 @@ import { localAddresses } from '../address.js'
 import { ConfigError, type SvcConfig } from '../contract/plugin.js'
 
 /** sysexits.h's EX_TEMPFAIL: the caller (a mail queue, PHP, cron) should try again later. */
-export const EXIT_TEMPFAIL = 75
+const EXIT_TEMPFAIL = 75
 const EXIT_FAILED = 1
 
 /**

@@ -31,7 +31,7 @@ function coerceItems(schema: z.ZodType, list: unknown[], source: string): { valu
  * One value from one source, to its option's type. Strings come from flags
  * and the environment; config files and `new Svc()` give typed values.
  */
-export function coerceOption(spec: OptionSpec, raw: unknown, source: string): { value: unknown } | { problem: string } {
+function coerceOption(spec: OptionSpec, raw: unknown, source: string): { value: unknown } | { problem: string } {
   const bad = (expected: string) => ({ problem: `${source}: ${JSON.stringify(raw)} is not ${expected}` })
   switch (spec.type) {
     case 'port':
@@ -191,7 +191,7 @@ function kernelChecks(config: SvcConfig): string[] {
 }
 
 /** '' or '/a/b': a leading slash, no trailing one. */
-export function normalizeBasePathname(path: string): string {
+function normalizeBasePathname(path: string): string {
   const trimmed = path.trim().replace(/^\/+|\/+$/g, '')
   return trimmed ? `/${trimmed}` : ''
 }

@@ -17,7 +17,7 @@ export interface RouteTarget {
 }
 
 /** A request turned away, as the shell's guards answer it. */
-export interface OriginRejection {
+interface OriginRejection {
   status: 403
   error: string
 }

@@ -15,7 +15,7 @@ export function referencedContentIds(html: string): Set<string> {
 }
 
 /** Characters of data URIs that references after the first of each image may add to one HTML body. */
-export const REPEATED_INLINE_CHARACTERS = 4 * 1024 * 1024
+const REPEATED_INLINE_CHARACTERS = 4 * 1024 * 1024
 
 /**
  * Replaces each `cid:` reference found in `dataUris` by its data URI; unknown

@@ -18,7 +18,7 @@ export interface MimeAttachment {
 }
 
 /** `raw.subarray(start, end)`. */
-export interface ByteRange {
+interface ByteRange {
   start: number
   end: number
 }

@@ -40,13 +40,13 @@ const MB = 1024 * 1024
  * without the conversion, in linear time, has several times as long: on a
  * busy machine it must still finish.
  */
-export const PARSE_BUDGET = { baseMs: 5000, perMbMs: 250, linearFactor: 4 }
+const PARSE_BUDGET = { baseMs: 5000, perMbMs: 250, linearFactor: 4 }
 /**
  * A worker's time for the links of one message: reading them stops at the
  * limits, but a huge body with few links is read whole (20 MB of HTML take
  * seconds, many times that on a busy machine).
  */
-export const LINKS_BUDGET = { baseMs: 30_000, perMbMs: 2000 }
+const LINKS_BUDGET = { baseMs: 30_000, perMbMs: 2000 }
 
 /** One job for a worker: a message to parse, or the links of a message. */
 interface Task {

@@ -3,12 +3,12 @@ import type { Email } from '../contract/types.js'
 import { parseEmail, readEmail, type HtmlText, type ParseInput } from './parse.js'
 
 /** A storage driver's per-message work (StorageDriver.prepare), run beside the parse. */
-export type Preparer = (email: Email, raw: Buffer) => unknown
+type Preparer = (email: Email, raw: Buffer) => unknown
 
 const preparers = new Map<string, Promise<Preparer>>()
 
 /** The `prepare` export of a compiled module, imported once per thread. */
-export function loadPreparer(file: string): Promise<Preparer> {
+function loadPreparer(file: string): Promise<Preparer> {
   let loading = preparers.get(file)
   if (!loading) {
     loading = import(pathToFileURL(file).href).then((loaded: { prepare: Preparer }) => loaded.prepare)

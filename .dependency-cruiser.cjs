@@ -11,7 +11,7 @@ const layers = [
   // The contract: what a plugin and a driver are written against.
   ['^src/contract/', '^src/storage/driver\\.ts$'],
   // What the kernel does with mail and options: parsing, search, the store, resolving the configuration.
-  ['^src/arrival\\.ts$', '^src/(mail|search)/', '^src/storage/(?!driver\\.ts$)', '^src/config/(resolve|load|reference)\\.ts$'],
+  ['^src/(arrival|scope)\\.ts$', '^src/(mail|search)/', '^src/storage/(?!driver\\.ts$)', '^src/config/(resolve|load|reference)\\.ts$'],
   // The listeners: the SMTP intake and the HTTP shell.
   ['^src/(smtp|http|listen|logger|off)\\.ts$', '^src/http/'],
   // The runner: one Svc with its plugins.

@@ -46,7 +46,7 @@ export function syntheticEmail(id: string, minutes: number, extra: Partial<Email
 /**
  * Bytes standing in for a message as received: `raw <id>`, padded to its
  * `size`, which is the size of the bytes received (a storage that checks
- * its files against it, as the mail directory does, finds them whole).
+ * its files against it finds them whole).
  */
 export const rawOf = (email: Pick<Email, 'id' | 'size'>): Buffer => Buffer.from(`raw ${email.id}`.padEnd(email.size))
 
@@ -56,7 +56,7 @@ export interface ContentReads {
   raw: number
 }
 
-/** `email` as a kept message (what svc restores from a mail directory), counting the reads of its content into `reads`. */
+/** `email` as a kept message (what a plugin restores from where it keeps mail), counting the reads of its content into `reads`. */
 export function keptMail(email: Email, raw: Buffer, reads: ContentReads = { email: 0, raw: 0 }): KeptMail {
   return {
     summary: toSummary(structuredClone(email)),

@@ -1,11 +1,8 @@
-import { spawn } from 'node:child_process'
 import { createServer, type Server } from 'node:net'
 import type { AddressInfo } from 'node:net'
-import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { Svc } from '../src/index.js'
-
-const bin = fileURLToPath(new URL('../bin/svc.mjs', import.meta.url))
+import { runCli } from './support/cli.js'
 
 /** A port some other program already listens on. */
 let busy: Server
@@ -26,13 +23,8 @@ it('start() rejects when the web port is in use, naming the port', async () => {
 })
 
 it('the CLI exits with code 1 and prints the port', async () => {
-  const child = spawn(process.execPath, [bin, '--web', String(port), '--web-ip', '127.0.0.1', '--smtp', '0', '--ip', '127.0.0.1'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk))
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk))
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+  const { code, stdout, stderr } = await runCli(['--web', String(port), '--web-ip', '127.0.0.1', '--smtp', '0', '--ip', '127.0.0.1'])
+  const output = stdout + stderr
   expect(code).toBe(1)
   expect(output).toMatch(new RegExp(`Web port ${port} is already in use`))
   expect(output).not.toMatch(/\n\s+at /)

@@ -1,12 +1,12 @@
-import { execFile, spawn } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { request, type RequestOptions } from 'node:https'
 import { createServer, type AddressInfo } from 'node:net'
 import type { TLSSocket } from 'node:tls'
-import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { io } from 'socket.io-client'
 import { afterAll, beforeAll, expect, it } from 'vitest'
+import { runCli } from './support/cli.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /**
@@ -98,14 +98,8 @@ it('stops start-up with exit 1 naming the port when the HTTPS port is busy, neve
   await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve))
   const { port } = busy.address() as AddressInfo
   try {
-    const bin = fileURLToPath(new URL('../bin/svc.mjs', import.meta.url))
-    const child = spawn(process.execPath, [bin, '--https', '--web', String(port), '--web-ip', '127.0.0.1', '--smtp', '0', '--ip', '127.0.0.1'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
-    let output = ''
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk))
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk))
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve))
+    const { code, stdout, stderr } = await runCli(['--https', '--web', String(port), '--web-ip', '127.0.0.1', '--smtp', '0', '--ip', '127.0.0.1'])
+    const output = stdout + stderr
     expect(code).toBe(1)
     expect(output).toMatch(new RegExp(`Web port ${port} is already in use`))
   } finally {

@@ -8,6 +8,10 @@ import SlowestFirst from './test/support/sequencer.js'
 const browserFiles = browserTestsRun ? [] : readdirSync('test').filter((name) => name.endsWith('.test.ts') && isBrowserTestFile(readFileSync(`test/${name}`, 'utf8')))
 if (browserFiles.length > 0) console.warn(BROWSER_SKIP_LINE)
 
+// Building and running the container image takes minutes: `npm run test:container` runs that file alone (.ci/run does, after `npm test`).
+const CONTAINER_TEST = 'test/container.test.ts'
+const containerOnly = process.env.SVC_TEST_CONTAINER_ONLY === '1'
+
 export default defineConfig({
   // Examples and templates import the package by name, as users do.
   resolve: {
@@ -20,8 +24,8 @@ export default defineConfig({
   },
   test: {
     // docs/examples: the examples of the docs run as they are shown.
-    include: ['test/**/*.test.ts', 'docs/examples/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...browserFiles.map((name) => `test/${name}`)],
+    include: containerOnly ? [CONTAINER_TEST] : ['test/**/*.test.ts', 'docs/examples/**/*.test.ts'],
+    exclude: ['**/node_modules/**', ...browserFiles.map((name) => `test/${name}`), ...(containerOnly ? [] : [CONTAINER_TEST])],
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

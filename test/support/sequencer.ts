@@ -3,14 +3,13 @@ import { join, relative } from 'node:path'
 import { BaseSequencer, type TestSpecification } from 'vitest/node'
 
 /**
- * The test files that take longest, slowest first: building and running the
- * container image, packing and installing the package, driving the page in
+ * The test files that take longest, slowest first: packing and installing
+ * the package, driving the page in
  * Chromium, starting svc processes by the dozen. Started last, one of them
  * runs on alone while the other worker idles; started first, the short files
  * fill in beside them.
  */
 const SLOWEST = [
-  'test/container.test.ts',
   'test/package.test.ts',
   'test/inbox.test.ts',
   'test/bounds-search.test.ts',

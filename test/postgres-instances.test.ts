@@ -168,7 +168,8 @@ describe('three instances on one database', () => {
     await Promise.all([a, b, c].flatMap((svc, i) => Array.from({ length: 3 }, (_, k) => sendSequence(svc.smtpPort, { name: `s${i}-${k}`, count: 4, sent }))))
     expect(acknowledged(sent)).toHaveLength(36)
 
-    for (const svc of [a, b, c]) expect(await page(svc)).toMatchObject({ total: cap, storeTotal: cap })
+    // The cap is kept right after each 250 (docs/storage.md), so the last acknowledgements may come a moment before it holds.
+    for (const svc of [a, b, c]) await expect.poll(() => page(svc), { timeout: 10_000 }).toMatchObject({ total: cap, storeTotal: cap })
     const kept = (await page(a)).items.map((item) => item.id)
     // A client hears of every message it could have seen: each new one once, then its removal once.
     // Two races under a cap this small, both documented in docs/storage.md: another instance

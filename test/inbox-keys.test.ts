@@ -1,10 +1,9 @@
-import { request } from 'node:http'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { io, type Socket } from 'socket.io-client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { EmailSummary } from '../src/index.js'
-import { expectJsonError } from './support/api.js'
+import { expectJsonError, rawRequest } from './support/api.js'
 import { callTool, errorOf, payloadOf } from './mcp-suite.js'
 import { sendRaw } from './support/smtp.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -21,19 +20,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` })
 const as = (key: string, path: string, init: RequestInit = {}) => svc.api(path, { ...init, headers: { ...bearer(key), ...init.headers } })
 
 /** A request with its path sent byte for byte, as an attacker's client would (fetch would resolve `..`). */
-function raw(path: string, key: string, method = 'GET'): Promise<{ status: number; body: string }> {
-  const url = new URL(svc.baseUrl)
-  return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, method, headers: bearer(key) }, (res) => {
-      let body = ''
-      res.setEncoding('utf8')
-      res.on('data', (chunk: string) => (body += chunk))
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }))
-    })
-    req.on('error', reject)
-    req.end()
-  })
-}
+const raw = (path: string, key: string, method = 'GET') => rawRequest(svc.baseUrl, path, { method, headers: bearer(key) })
 
 const message = (subject: string, inbox: string) =>
   [`From: a@example.com`, `To: b@example.com`, `Subject: ${subject}`, `X-Svc-Inbox: ${inbox}`, 'Content-Type: text/html', '', '<p style="display:flex">Secret body</p>', ''].join('\r\n')

@@ -15,10 +15,10 @@ export async function expectJsonError(response: Response, status: number): Promi
  * GET with the path sent byte for byte as given: fetch would resolve `../`
  * itself, and traversal attempts must reach the server untouched.
  */
-export function rawGet(baseUrl: string, path: string): Promise<{ status: number; body: string }> {
+export function rawRequest(baseUrl: string, path: string, { method = 'GET', headers = {} }: { method?: string; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
   const url = new URL(baseUrl)
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, path, method: 'GET' }, (res) => {
+    const req = request({ host: url.hostname, port: url.port, path, method, headers }, (res) => {
       let body = ''
       res.setEncoding('utf8')
       res.on('data', (chunk: string) => (body += chunk))
@@ -28,3 +28,5 @@ export function rawGet(baseUrl: string, path: string): Promise<{ status: number;
     req.end()
   })
 }
+
+export const rawGet = (baseUrl: string, path: string) => rawRequest(baseUrl, path)

@@ -43,7 +43,7 @@ export {
 export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './contract/store.js'
 export { createId, notAMessage, parseEmail, readAttachment, RECORD_VERSION, type ParseInput } from './mail/parse.js'
 export { extractLinks, parseMail, type ParseMailInput } from './mail/pool.js'
-export { attachmentNames, boundSummary, formatSize, inlineCount, SUMMARY_LIMITS, toEmail, toSearchText, toSummary } from './mail/format.js'
+export { attachmentNames, boundSummary, formatSize, inlineCount, recordedFields, SUMMARY_LIMITS, toEmail, toSearchText, toSummary } from './mail/format.js'
 export { bareContentId, inlineContentIds, markInline, referencedContentIds } from './mail/content-id.js'
 export { LINK_LIMITS, LINKS_TRUNCATED_HEADER, type LinkList, type LinkOptions, type MailLink } from './mail/links.js'
 export { parseSearch, formatSearch, parseSearchDate, parseSearchSize, searchBoundsProblem, SearchBoundsError, SEARCH_LIMITS } from './search/parse.js'

@@ -35,16 +35,6 @@ function featureNames(file: string, text: string): string[] {
     .map(({ line, name }) => `${file}:${line}: ${name.slice(0, 120)}`)
 }
 
-/**
- * Files of src/ that may name a feature, each with why. The shared driver
- * suite (svc-mail/testing/storage) checks `update` with the fields the relay
- * plugin records, the only ones the drivers keep after intake: test data, run
- * by drivers, never by the kernel.
- */
-const EXEMPT: Record<string, string> = {
-  [join('src', 'storage', 'testing.ts')]: 'the driver suite tests update() with the relay fields drivers keep',
-}
-
 const sources = (dir: string): string[] =>
   readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name)
@@ -69,9 +59,7 @@ describe('the kernel names no feature', () => {
   })
 
   it('no file of src/ names relay, the mail directory, MCP, Socket.IO, webhooks or PostgreSQL in code', () => {
-    const named = sources(join(root, 'src'))
-      .filter((file) => !(relative(root, file) in EXEMPT))
-      .flatMap((file) => featureNames(relative(root, file), readFileSync(file, 'utf8')))
+    const named = sources(join(root, 'src')).flatMap((file) => featureNames(relative(root, file), readFileSync(file, 'utf8')))
     expect(named).toEqual([])
   })
 })

@@ -5,6 +5,7 @@ import postgres from 'postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import type { Email, SvcOptions } from '../src/index.js'
 import { startOutgoing, type Outgoing } from './support/outgoing.js'
+import { readSidecar, writeSidecar } from './persistence-support.js'
 import { freshDatabase } from './support/postgres.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
@@ -129,6 +130,22 @@ describe('relayedAt and relayedTo across a restart', () => {
     expect(readFileSync(join(options.mailDirectory, `${id}.json`), 'utf8')).toContain(`"relayedAt":"${email.relayedAt}"`)
   })
 
+  it('are read from a sidecar written before the map of plugin fields, where they stood beside the rest of the record', async () => {
+    const options = { mailDirectory: join(dir, 'before-map') }
+    let t = await svcRelaying(options)
+    const { id } = await t.send(message)
+    const { id: never } = await t.send({ ...message, subject: 'Never relayed' })
+    running.splice(running.indexOf(t), 1)
+    await t.stop()
+    const sidecar = await readSidecar(options.mailDirectory, id)
+    const { fields, ...body } = sidecar.body
+    expect(fields).toEqual({})
+    await writeSidecar(options.mailDirectory, id, { ...sidecar, body: { ...body, relayedAt: '2026-03-02T10:15:04.512Z', relayedTo: [{ address: 'qa@example.com' }] } })
+    t = await svcRelaying(options)
+    expect(await read(t, id)).toMatchObject({ subject: 'Relay me', relayedAt: '2026-03-02T10:15:04.512Z', relayedTo: [{ address: 'qa@example.com' }] })
+    expect(await read(t, never)).not.toHaveProperty('relayedAt')
+  })
+
   it('are kept on PostgreSQL', async () => {
     const options = { storage: await freshDatabase() }
     let t = await svcRelaying(options)
@@ -152,7 +169,7 @@ describe('relayedAt and relayedTo across a restart', () => {
     // What 3.1 left: the schema of its one step, without the relay's columns.
     const sql = postgres(url, { max: 1, onnotice: () => {} })
     try {
-      await sql`ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to, DROP COLUMN inline_count`
+      await sql`ALTER TABLE svc_mail DROP COLUMN fields, DROP COLUMN inline_count`
       await sql`DELETE FROM svc_schema WHERE version > 1`
     } finally {
       await sql.end()
@@ -162,5 +179,28 @@ describe('relayedAt and relayedTo across a restart', () => {
     const relayed = await relay(t, id)
     t = await restart(t, { storage: url })
     expectRelayedWithin(await read(t, id), relayed, ['user@example.com', 'audit@example.org'])
+  })
+
+  it('move from the relay\'s own columns of an earlier 3.2 database into the map of plugin fields once it is upgraded', async () => {
+    const url = await freshDatabase()
+    let t = await svcRelaying({ storage: url })
+    const { id } = await t.send(message)
+    const { id: never } = await t.send({ ...message, subject: 'Never relayed' })
+    running.splice(0)
+    await t.stop()
+    // What that svc left: its three steps, the relay in two columns of its own.
+    const sql = postgres(url, { max: 1, onnotice: () => {} })
+    try {
+      await sql`ALTER TABLE svc_mail DROP COLUMN fields, ADD COLUMN relayed_at timestamptz, ADD COLUMN relayed_to json`
+      await sql`UPDATE svc_mail SET relayed_at = '2026-03-02T10:15:04.512Z', relayed_to = '[{"address":"qa@example.com"}]' WHERE id = ${id}`
+      await sql`DELETE FROM svc_schema WHERE version > 3`
+    } finally {
+      await sql.end()
+    }
+    t = await svcRelaying({ storage: url })
+    expect(await read(t, id)).toMatchObject({ subject: 'Relay me', relayedAt: '2026-03-02T10:15:04.512Z', relayedTo: [{ address: 'qa@example.com' }] })
+    expect(await read(t, never)).not.toHaveProperty('relayedAt')
+    const relayed = await relay(t, id, 'other@example.net')
+    expectRelayedWithin(await read(t, id), relayed, ['other@example.net'])
   })
 })

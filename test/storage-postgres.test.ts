@@ -125,7 +125,7 @@ describe('the postgres driver', () => {
     try {
       const body = { ...branded, attachments: [logo, notes].map(({ inline: _, ...part }) => part) }
       await sql`UPDATE svc_mail SET attachment_count = 2, summary = ${sql.json({ ...(await sql`SELECT summary FROM svc_mail`)[0]!.summary, attachmentCount: 2 })}::json, body = ${sql.json(body as never)}::json`
-      await sql`ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to, DROP COLUMN inline_count`
+      await sql`ALTER TABLE svc_mail DROP COLUMN fields, DROP COLUMN inline_count`
       await sql`DELETE FROM svc_schema WHERE version > 1`
     } finally {
       await sql.end()

@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { attachmentNames, inlineCount, RECORD_VERSION, toEmail, toSummary, type Address, type Email, type EmailSummary, type Envelope } from 'svc-mail/kit'
+import { attachmentNames, inlineCount, RECORD_VERSION, recordedFields, toEmail, toSummary, type Address, type Email, type EmailSummary, type EmailUpdate, type Envelope } from 'svc-mail/kit'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**
@@ -30,8 +30,13 @@ export interface MetaHead {
   inlineCount: number
 }
 
-/** The second line: the fields of the record the head does not hold. */
-export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'relayedAt' | 'relayedTo' | 'warnings'>
+/**
+ * The second line: the fields of the record the head does not hold, and in
+ * `fields` those plugins recorded after intake (EmailUpdate), kept without
+ * knowing their names. A sidecar written before that map has them beside
+ * the rest, where toEmail reads them all the same.
+ */
+export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'warnings'> & { fields?: EmailUpdate }
 
 const READ_FIELD = '{"read":'
 /** `true` padded to the width of `false`: JSON allows the space. */
@@ -50,10 +55,10 @@ const headChunk = Buffer.allocUnsafe(HEAD_CHUNK)
 export async function writeMetaFile(dir: string, email: Email): Promise<void> {
   if (!isSafeId(email.id)) throw new Error(`Refusing to write a metadata file for the unsafe id ${JSON.stringify(email.id)}`)
   const { read, ...summary } = toSummary(email)
-  const { cc, envelope, date, text, html, headers, priority, attachments, relayedAt, relayedTo, warnings } = email
+  const { cc, envelope, date, text, html, headers, priority, attachments, warnings } = email
   const head = JSON.stringify({ parser: RECORD_VERSION, size: email.size, summary, cc, envelope, filenames: attachmentNames(email), inlineCount: inlineCount(email) })
   // JSON.stringify never writes a raw line break, so the first one ends the head.
-  const body = JSON.stringify({ date, text, html, headers, priority, attachments, relayedAt, relayedTo, warnings } satisfies MetaBody)
+  const body = JSON.stringify({ date, text, html, headers, priority, attachments, warnings, fields: recordedFields(email) } satisfies MetaBody)
   const temp = join(dir, `.${email.id}.json.tmp`)
   try {
     // 'wx': never through a link someone put under the temporary name.
@@ -138,7 +143,9 @@ export async function readMetaRecord(dir: string, id: string, size: number): Pro
     return undefined
   }
   if (typeof body?.text !== 'string' || typeof body.html !== 'string' || !Array.isArray(body.attachments)) return undefined
-  return toEmail({ ...head.summary, read: head.read }, { ...body, cc: head.cc, envelope: head.envelope })
+  if (body.fields !== undefined && (typeof body.fields !== 'object' || body.fields === null || Array.isArray(body.fields))) return undefined
+  const { fields, ...rest } = body
+  return toEmail({ ...head.summary, read: head.read }, { ...fields, ...rest, cc: head.cc, envelope: head.envelope })
 }
 
 /** The head line parsed, when it describes this `.eml`. */

@@ -58,15 +58,13 @@ function summaryOf(inbox: string, { summary, read }: SummaryRow): EmailSummary {
   return { id, inbox, time, read, subject, size, sizeHuman, from, to, attachmentCount, preview }
 }
 
-/** A full row: the summary, the body as intake made it, and the columns set after intake. */
+/** A full row: the summary, the body as intake made it, and the fields plugins recorded after it. */
 interface EmailRow extends SummaryRow {
   body: EmailBody
-  relayed_at: Date | null
-  relayed_to: EmailUpdate['relayedTo'] | null
+  fields: EmailUpdate
 }
 
-const emailOf = (inbox: string, { body, relayed_at, relayed_to, ...row }: EmailRow): Email =>
-  toEmail(summaryOf(inbox, row), relayed_at ? { ...body, relayedAt: relayed_at.toISOString(), relayedTo: relayed_to ?? [] } : body)
+const emailOf = (inbox: string, { body, fields, ...row }: EmailRow): Email => toEmail(summaryOf(inbox, row), { ...fields, ...body })
 
 /**
  * A value for a `json` column, as JSON text sent as `text` (`::text::json`):
@@ -118,7 +116,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
 
   const run = createRunner(server)
   /** The columns of a full row (EmailRow). */
-  const emailColumns = sql`summary, read, body, relayed_at, relayed_to`
+  const emailColumns = sql`summary, read, body, fields`
 
   // Fresh statistics as the inbox grows: with none (autovacuum looks once a minute) the planner takes a
   // table of thousands for a few dozen rows and sorts them all for a page. Each instance analyzes after
@@ -198,13 +196,11 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     }
   }
 
-  const update = async (inbox: string, id: string, { relayedAt, relayedTo }: EmailUpdate): Promise<boolean> => {
+  const update = async (inbox: string, id: string, changes: EmailUpdate): Promise<boolean> => {
+    // Merged key by key over what earlier updates set: each plugin's fields are its own.
     const rows = await run(
       'update an email',
-      () => sql`
-        UPDATE svc_mail SET relayed_at = coalesce(${relayedAt ?? null}::timestamptz, relayed_at),
-          relayed_to = ${relayedTo ? sql`${jsonText(relayedTo)}::text::json` : sql`relayed_to`}
-        WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id`,
+      () => sql`UPDATE svc_mail SET fields = fields || ${jsonText(changes)}::text::jsonb WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id`,
     )
     return rows.length > 0
   }

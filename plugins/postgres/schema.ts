@@ -106,6 +106,16 @@ const MIGRATIONS: string[] = [
       summary = regexp_replace(summary::text, '"attachmentCount":\\s*\\d+', '"attachmentCount": ' || (attachment_count - inline_count))::json
     WHERE inline_count > 0;
   `,
+  // 4: the fields plugins record after intake (EmailUpdate), one map the driver keeps without knowing their
+  // names; the relay's columns of step 2 move into it.
+  `
+  ALTER TABLE svc_mail ADD COLUMN fields jsonb NOT NULL DEFAULT '{}';
+  UPDATE svc_mail SET fields = jsonb_build_object(
+      'relayedAt', to_char(relayed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+      'relayedTo', coalesce(relayed_to::jsonb, '[]'))
+    WHERE relayed_at IS NOT NULL;
+  ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

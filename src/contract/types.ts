@@ -29,9 +29,10 @@ export interface Envelope {
 
 /**
  * Fields of a stored Email that plugins record after intake (see
- * StorageDriver.update), optional all: each plugin declares its own,
- * `declare module 'svc-mail' { interface EmailUpdate { ... } }`, as the relay
- * plugin declares when it relayed a message and to whom.
+ * StorageDriver.update), optional all, JSON values: each plugin declares its
+ * own, `declare module 'svc-mail' { interface EmailUpdate { ... } }`, as the
+ * relay plugin declares when it relayed a message and to whom. Drivers keep
+ * them as an opaque map, never by name.
  */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface EmailUpdate {}

@@ -1,4 +1,4 @@
-import type { Address, Attachment, Email, EmailBody, EmailSummary } from '../contract/types.js'
+import type { Address, Attachment, Email, EmailBody, EmailSummary, EmailUpdate } from '../contract/types.js'
 import { markInline } from './content-id.js'
 
 const PREVIEW_LENGTH = 200
@@ -90,6 +90,12 @@ export function toEmail(summary: EmailSummary, body: EmailBody): Email {
   // What plugins recorded after intake (EmailUpdate) follows, the fields they never set left out.
   for (const [key, value] of Object.entries(recorded)) if (value !== undefined) Object.assign(email, { [key]: value })
   return email
+}
+
+/** The fields plugins recorded after intake (EmailUpdate): all of the record that toEmail does not make from summary and body. */
+export function recordedFields(email: Email): EmailUpdate {
+  const { id, inbox, time, read, subject, from, to, cc, date, text, html, headers, priority, attachments, envelope, size, sizeHuman, warnings, ...recorded } = email
+  return recorded
 }
 
 /** How many parts the HTML body shows inline: `has:inline`. */

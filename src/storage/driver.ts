@@ -132,9 +132,11 @@ export interface StorageCapabilities {
   /** Marks every message of the inbox read; resolves the ids that changed. Without it the store lists the unread and marks each. */
   readAll?(inbox: string): Promise<string[]>
   /**
-   * Sets the fields of a stored record that change after intake (the
-   * relay's `relayedAt` and `relayedTo`), kept as durably as the rest of
-   * it; true when the id is stored. Without it, those fields are not kept.
+   * Sets fields plugins record after intake (EmailUpdate): an opaque map of
+   * JSON values whose names the driver never needs to know, merged field by
+   * field over those set before and kept as durably as the rest of the
+   * record, which hands them back beside its own fields; true when the id is
+   * stored. Without it, those fields are not kept.
    */
   update?(inbox: string, id: string, changes: EmailUpdate): Promise<boolean>
   /**

@@ -8,13 +8,16 @@ import { createSvcHooks } from '../contract/hooks.js'
 import { formatSize, toSummary } from '../mail/format.js'
 import { parseEmail } from '../mail/parse.js'
 import { parseSearch } from '../search/parse.js'
-import type { Email } from '../contract/types.js'
+import type { Email, EmailUpdate } from '../contract/types.js'
 import { SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from './driver.js'
 import { keptMail, rawOf, searchFixtureCases, searchFixtureEmails, storedIds, syntheticEmail as email, type ContentReads } from './fixtures.js'
 import { createMailStore } from './store.js'
 import { type MailStore } from '../contract/store.js'
 
 export { keptMail, rawOf, searchFixtureCases, searchFixtureEmails, storedIds, syntheticEmail, type ContentReads } from './fixtures.js'
+
+/** Fields of a plugin no driver knows, as it would declare them on EmailUpdate. */
+const pluginFields = (fields: Record<string, unknown>): EmailUpdate => fields
 
 /** A message as intake hands it over: the record and its bytes. */
 const incoming = (email: Email) => ({ email, raw: rawOf(email) })
@@ -126,10 +129,11 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         expect(await store.read('nope')).toBeUndefined()
       })
 
-      it('keeps the fields set after intake (update) when it offers update, in the record alone', async () => {
+      it('keeps the fields plugins set after intake (update) when it offers update, in the record alone, merged field by field', async () => {
         await fill(2)
         await store.restore(keptMail(email('kept', 3), Buffer.from('raw kept'), { email: 0, raw: 0 }))
-        const changes = { relayedAt: '2026-03-02T10:15:04.512Z', relayedTo: [{ address: 'qa@example.com' }] }
+        // Fields of a plugin the driver has never heard of: it keeps whatever JSON it is given.
+        const changes = pluginFields({ checkedAt: '2026-03-02T10:15:04.512Z', checkedBy: [{ address: 'qa@example.com', name: 'Q\u00e4 \u2713' }] })
         if (!driver.capabilities?.update) {
           expect(await store.update('e0', changes)).toBe(false)
           return
@@ -140,13 +144,17 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         expect(updated).toEqual(['e0', 'kept'])
         expect(await store.get('e0')).toEqual({ ...email('e0', 0), ...changes })
         expect(await store.get('kept')).toEqual({ ...email('kept', 3), ...changes })
-        expect(await store.get('e1')).not.toHaveProperty('relayedAt')
+        expect(await store.get('e1')).not.toHaveProperty('checkedAt')
         expect(await store.summary('e0')).toEqual(toSummary(email('e0', 0)))
-        const later = { relayedAt: '2026-03-02T11:00:00.000Z', relayedTo: [{ address: 'other@example.com' }] }
+        // A later update replaces the fields it names and keeps the others, another plugin's too.
+        const later = pluginFields({ checkedAt: '2026-03-02T11:00:00.000Z' })
+        const another = pluginFields({ label: { name: 'urgent', score: 3, done: false, parts: [1, null] } })
         await store.update('e0', later)
+        await store.update('e0', another)
         const all: Email[] = []
         for await (const record of store.emails()) all.push(record)
-        expect(all.find((record) => record.id === 'e0')).toEqual({ ...email('e0', 0), ...later })
+        expect(all.find((record) => record.id === 'e0')).toEqual({ ...email('e0', 0), ...changes, ...later, ...another })
+        expect(await store.get('e0')).toEqual({ ...email('e0', 0), ...changes, ...later, ...another })
       })
 
       it('hands out records no caller can change behind its back', async () => {

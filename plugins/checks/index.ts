@@ -28,6 +28,8 @@ declare module 'svc-mail' {
 
 /** HTML bodies whose features are kept; beyond, the least recently checked are forgotten. */
 const HTML_CACHE_SIZE = 1000
+/** Ids whose HTML's digest is remembered (see digestOf). */
+const DIGESTS_KEPT = 16
 
 const idParams = z.object({ id: z.string().meta({ description: 'The email id, as listings and the SMTP 250 reply give it' }) })
 
@@ -95,9 +97,27 @@ export default definePlugin({
      * so an answer is only ever given for a message that is there and
      * reachable, and never for another one under the same id: the key is
      * what the answer depends on, the HTML. Most recently used last, so the
-     * oldest entries are the first dropped.
+     * oldest entries are the first dropped. Answers are kept as the bytes
+     * sent, so a cached one costs no encoding.
      */
-    const cache = new Map<string, { scan: Promise<string[]>; answers: Map<string, string> }>()
+    const cache = new Map<string, { scan: Promise<string[]>; answers: Map<string, Buffer> }>()
+    /**
+     * The digest of the HTML last checked under each id, with that HTML: a
+     * check asked again (the page, a test polling) compares the HTML, which
+     * the store hands back as the same string, instead of hashing 100 KB.
+     * As many as the store keeps whole for reading again, so it mostly holds
+     * strings the store holds anyway.
+     */
+    const digests = new Map<string, { html: string; key: string }>()
+    const digestOf = (id: string, html: string): string => {
+      const known = digests.get(id)
+      if (known?.html === html) return known.key
+      const key = createHash('sha256').update(html).digest('base64')
+      digests.delete(id)
+      digests.set(id, { html, key })
+      if (digests.size > DIGESTS_KEPT) digests.delete(digests.keys().next().value!)
+      return key
+    }
     const cached = (key: string) => {
       const entry = cache.get(key)
       if (entry) {
@@ -106,28 +126,28 @@ export default definePlugin({
       }
       return entry
     }
-    const htmlCheckJson = async (store: MailStore, id: string, platforms: readonly Platform[] = PLATFORMS): Promise<string> => {
+    const htmlCheckJson = async (store: MailStore, id: string, platforms: readonly Platform[] = PLATFORMS): Promise<Buffer> => {
       const { html } = await requireHtml(store, id)
-      const key = createHash('sha256').update(html).digest('base64')
+      const key = digestOf(id, html)
       const platformsKey = [...new Set(platforms)].sort().join(',')
       let entry = cached(key)
       const answer = entry?.answers.get(platformsKey)
       if (answer) return answer
       if (!entry) {
-        const created = { scan: scanner.scan(html), answers: new Map<string, string>() }
+        const created = { scan: scanner.scan(html), answers: new Map<string, Buffer>() }
         entry = created
         cache.set(key, created)
         created.scan.catch(() => cache.get(key) === created && cache.delete(key))
         if (cache.size > HTML_CACHE_SIZE) cache.delete(cache.keys().next().value!)
       }
       const found = await entry.scan.catch((error: Error) => fail(503, error.message))
-      const json = JSON.stringify(htmlCheckResult(found, platforms))
+      const json = Buffer.from(JSON.stringify(htmlCheckResult(found, platforms)))
       entry.answers.set(platformsKey, json)
       return json
     }
     const spamd = parseSpamdAddress(config.spamassassin)
     const checks: MessageChecks = {
-      html: async (store, id, platforms) => JSON.parse(await htmlCheckJson(store, id, platforms)) as HtmlCheckResult,
+      html: async (store, id, platforms) => JSON.parse((await htmlCheckJson(store, id, platforms)).toString()) as HtmlCheckResult,
       async links(store, id) {
         // The URLs a check asks for: the links, and the images of the HTML body.
         const found = await extractLinks(await store.require(id), { images: true }).catch((error: Error) => fail(503, error.message))
@@ -153,8 +173,12 @@ export default definePlugin({
       query: platformsQuery,
       ok: { description: 'Support scores and a warning for each feature some client lacks', schema: htmlCheckSchema },
       errors: { 400: 'platforms names an unknown platform', 404: 'No email with this id, or it has no HTML body', 503: 'The HTML took too long to read' },
-      handler: async (_event, { params: { id }, query: { platforms } }, store) =>
-        new Response(await htmlCheckJson(store, id, platforms?.length ? platforms : undefined), { headers: { 'content-type': 'application/json; charset=utf-8' } }),
+      // The bytes themselves, not a Response: h3 writes those to the socket at once, where a Response's body is read as a stream.
+      handler: async (event, { params: { id }, query: { platforms } }, store) => {
+        const json = await htmlCheckJson(store, id, platforms?.length ? platforms : undefined)
+        event.res.headers.set('content-type', 'application/json; charset=utf-8')
+        return json
+      },
     })
     services.api?.route({
       method: 'GET',
@@ -177,6 +201,7 @@ export default definePlugin({
 
     return async () => {
       cache.clear()
+      digests.clear()
       await scanner.close()
     }
   },

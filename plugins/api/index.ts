@@ -9,7 +9,6 @@ import { registerInboxRoutes } from './inboxes.js'
 import { defineApiRoute, inboxRoutes, pluginRoutes, type PluginApiRoute } from './route.js'
 import { countSchema } from './schemas.js'
 
-export type { ApiMethod, ApiResponse, ApiRoute, PluginApiRoute } from './route.js'
 
 declare module 'svc-mail' {
   interface SvcServices {

@@ -49,8 +49,8 @@ export const summaryQuery = listQuery.extend({
 })
 
 /** Longest wait `GET /api/email/wait` accepts, and its default (ms). */
-export const WAIT_TIMEOUT_MAX = 300_000
-export const WAIT_TIMEOUT_DEFAULT = 30_000
+const WAIT_TIMEOUT_MAX = 300_000
+const WAIT_TIMEOUT_DEFAULT = 30_000
 
 const text = (name: string) => z.string({ error: `${name} must be given once` })
 

@@ -3,7 +3,6 @@ import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxNameSchema, type ApiRouteMeta, typ
 import { z } from 'zod'
 import { badRequest, fail } from './query.js'
 
-export type { ApiMethod, ApiResponse } from 'svc-mail/kit'
 
 /**
  * A REST route described once: its schemas validate each request (a `400`
@@ -70,8 +69,8 @@ export function defineApiRoute<Params extends z.ZodType, Query extends z.ZodType
 }
 
 /** Where the routes on one inbox's mail are mounted: `default`'s, and every inbox's by name. */
-export const EMAIL_PREFIX = '/api/email'
-export const INBOX_EMAIL_PREFIX = '/api/inboxes/:inbox/email'
+const EMAIL_PREFIX = '/api/email'
+const INBOX_EMAIL_PREFIX = '/api/inboxes/:inbox/email'
 
 /** An inbox in a path: a valid name, any case, kept lower-case; anything else a 400. */
 export const inboxParams = z.object({
@@ -108,7 +107,7 @@ export interface PluginApiRoute<Params extends z.ZodType, Query extends z.ZodTyp
  * prefix (`/summary`, `/:id`), and the handler is given the inbox's store.
  * Its path parameters are an object, since the inbox's name joins them.
  */
-export type InboxRoute<Params extends z.ZodObject, Query extends z.ZodType, Body extends z.ZodType> = PluginApiRoute<Params, Query, Body>
+type InboxRoute<Params extends z.ZodObject, Query extends z.ZodType, Body extends z.ZodType> = PluginApiRoute<Params, Query, Body>
 
 export type DefineInboxRoute = <Params extends z.ZodObject = typeof noParams, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType>(
   route: InboxRoute<Params, Query, Body>,

@@ -101,7 +101,7 @@ export const errorSchema = z.object({ error: z.string().meta({ description: 'A r
 export const doneSchema = z.literal(true)
 export const countSchema = z.object({ count: z.int().nonnegative() })
 
-export const inboxInfoSchema = z
+const inboxInfoSchema = z
   .object({
     name: z.string(),
     total: z.int().nonnegative().meta({ description: 'Emails in the inbox' }),

@@ -29,7 +29,7 @@ declare module 'svc-mail' {
   }
 }
 
-export interface InboxAccessService {
+interface InboxAccessService {
   /**
    * The one inbox an `Authorization` header's inbox key reaches; undefined
    * for credentials that reach everything (Basic, `--api-key`) or none.

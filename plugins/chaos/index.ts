@@ -1,7 +1,6 @@
 import { defineOptions, definePlugin, SmtpReplyError, type OptionValues, type SvcHooks } from 'svc-mail/kit'
 import { CHAOS_STEPS, chaosState, chaosUpdate, chaosTriggerOption, initialTriggers, type ChaosStep, type ChaosTrigger, type ChaosTriggers } from './triggers.js'
 
-export { CHAOS_STEPS, type ChaosStep, type ChaosTrigger, type ChaosTriggers } from './triggers.js'
 
 const options = defineOptions({
   chaos: { type: 'boolean', default: false, env: 'SVC_CHAOS', description: 'Fault injection: refuse SMTP steps on purpose, set by GET/PUT /api/chaos' },

@@ -16,7 +16,7 @@ const probability = z
   .max(100, { error: 'probability must be 0 to 100' })
   .meta({ description: 'Percent of the time the step is refused, 0-100' })
 
-export const chaosTrigger = z.strictObject({ code, probability }).meta({ id: 'ChaosTrigger', description: 'Refuse this step with `code`, `probability` percent of the time' })
+const chaosTrigger = z.strictObject({ code, probability }).meta({ id: 'ChaosTrigger', description: 'Refuse this step with `code`, `probability` percent of the time' })
 export type ChaosTrigger = z.output<typeof chaosTrigger>
 
 const triggerShape = (each: z.ZodType) => z.strictObject(Object.fromEntries(CHAOS_STEPS.map((step) => [step, each])) as Record<ChaosStep, typeof each>)

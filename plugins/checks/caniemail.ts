@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module'
 
 /** One feature of the caniemail.com data, as the `caniemail` package ships it. */
-export interface CaniemailFeature {
+interface CaniemailFeature {
   slug: string
   title: string
   url: string

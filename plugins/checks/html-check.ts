@@ -3,16 +3,16 @@ import { caniemailData, checkedFeatures } from './caniemail.js'
 /** The platforms a client runs on, as `?platforms=` names them. */
 export const PLATFORMS = ['desktop', 'webmail', 'mobile'] as const
 export type Platform = (typeof PLATFORMS)[number]
-export type Support = 'yes' | 'partial' | 'no'
+type Support = 'yes' | 'partial' | 'no'
 
 /** Percentages, 0-100, adding up to 100 within rounding. */
-export interface SupportScore {
+interface SupportScore {
   supported: number
   partial: number
   unsupported: number
 }
 
-export interface HtmlCheckWarning {
+interface HtmlCheckWarning {
   slug: string
   title: string
   category: 'html' | 'css'
@@ -134,5 +134,3 @@ export function htmlCheckResult(features: Iterable<string>, platforms: readonly 
   return { total: score(total), clients: clients.filter((client) => wanted.has(client.platform)).map((client) => client.name), warnings }
 }
 
-/** The date of the caniemail data in use, for the docs and the page. */
-export const caniemailDate = caniemailData.last_update_date

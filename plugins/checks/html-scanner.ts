@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads'
 import { packageRoot } from 'svc-mail/kit'
 
 /** Longer than this and the scan is given up, the worker replaced: no body holds the checker for ever. */
-export const HTML_SCAN_TIMEOUT_MS = 60_000
+const HTML_SCAN_TIMEOUT_MS = 60_000
 /** A worker idle this long stops, giving back its heap. */
 const IDLE_MS = 30_000
 
@@ -93,4 +93,3 @@ export function createHtmlScanner() {
   }
 }
 
-export type HtmlScanner = ReturnType<typeof createHtmlScanner>

@@ -8,9 +8,6 @@ import { checkLinks, type LinkCheckResult } from './link-check.js'
 import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, spamdReport, type SpamCheckResult } from './spamd.js'
 import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
 
-export type { HtmlCheckResult, HtmlCheckWarning, Platform, Support, SupportScore } from './html-check.js'
-export type { LinkCheckResult, LinkStatus } from './link-check.js'
-export type { SpamCheckResult } from './spamd.js'
 
 const options = defineOptions({
   spamassassin: {
@@ -51,7 +48,7 @@ const platformsQuery = z.object({
  * HTML's support in mail clients, its links, a spam filter's score. Each
  * reads the message from `store`, the store of its inbox.
  */
-export interface MessageChecks {
+interface MessageChecks {
   html(store: MailStore, id: string, platforms?: readonly Platform[]): Promise<HtmlCheckResult>
   links(store: MailStore, id: string): Promise<LinkCheckResult>
   /** Undefined when `--spamassassin` is not set. */

@@ -4,7 +4,7 @@ import { request as httpsRequest } from 'node:https'
 import { BlockList, isIP, type LookupFunction } from 'node:net'
 
 /** One checked URL of `GET /api/email/:id/link-check`. */
-export interface LinkStatus {
+interface LinkStatus {
   url: string
   /** The final HTTP status; 0 when none came, the reason in statusText. */
   status: number
@@ -19,7 +19,7 @@ export interface LinkCheckResult {
   truncated: boolean
 }
 
-export const LINK_CHECK_LIMITS = {
+const LINK_CHECK_LIMITS = {
   /** Redirects followed per link. */
   redirects: 5,
   /** Links asked at once. */

@@ -17,10 +17,10 @@ export interface SpamCheckResult {
 }
 
 /** spamd answered in a way that is not the protocol, or not at all. */
-export class SpamdError extends Error {}
+class SpamdError extends Error {}
 
 /** Longest svc waits for spamd's whole answer; scoring a message takes it a second or two. */
-export const SPAMD_TIMEOUT_MS = 30_000
+const SPAMD_TIMEOUT_MS = 30_000
 /**
  * Larger mail is not sent to spamd, as spamc (SpamAssassin's own client) does
  * by default: scoring takes spamd minutes for a message of megabytes (over

@@ -1,7 +1,6 @@
 import { DEFAULT_INBOX, defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc-mail/kit'
 import { createRouter, inboxRule, routing, ROUTINGS } from './routing.js'
 
-export { ROUTINGS, type InboxRule, type Routing } from './routing.js'
 
 const options = defineOptions({
   inboxRouting: {

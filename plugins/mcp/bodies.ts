@@ -13,7 +13,7 @@ export interface BodyWindow {
 }
 
 /** Where a body was cut: characters `from` to `to` of `total` are in the result. */
-export interface BodyCut {
+interface BodyCut {
   total: number
   from: number
   to: number

@@ -7,7 +7,7 @@ const options = defineOptions({
 })
 
 /** Adds tools, resources or prompts to an MCP server: runs on each one, as every session gets its own. */
-export type McpExtension = (server: McpServer) => void
+type McpExtension = (server: McpServer) => void
 
 declare module 'svc-mail' {
   interface SvcOptions extends Partial<OptionValues<typeof options>> {}

@@ -10,7 +10,7 @@ import { MailNotFoundError } from './source.js'
 const RESOURCE_NOT_FOUND = -32002
 
 /** How many messages `resources/list` names through the `svc://email/{id}` template. */
-export const LISTED_EMAILS = 50
+const LISTED_EMAILS = 50
 
 const json = (uri: URL, payload: unknown): ReadResourceResult => ({
   contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(payload, null, 2) }],

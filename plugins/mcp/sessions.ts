@@ -36,10 +36,10 @@ interface Session {
   scope: string | undefined
 }
 
-export const SESSION_IDLE_MS = 30 * 60_000
+const SESSION_IDLE_MS = 30 * 60_000
 /** `initialize` alone costs nothing to send: such sessions go soon. */
 export const SESSION_UNUSED_MS = 60_000
-export const SESSION_ACTIVE_MS = 5 * 60_000
+const SESSION_ACTIVE_MS = 5 * 60_000
 export const SESSIONS_MAX = 100
 
 const STREAM_OPENING = new TextEncoder().encode(': stream open\n\n')

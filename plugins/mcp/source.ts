@@ -4,7 +4,7 @@ import type { AttachmentContent, Email, InboxInfo, LinkList, PageQuery, SearchFi
 export { MailNotFoundError } from 'svc-mail/kit'
 
 /** What `wait` looks for, as `GET /api/email/wait` takes it. */
-export type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
+type WaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
 
 type MessageChecks = SvcServices['checks']
 export type HtmlCheckPlatform = NonNullable<Parameters<MessageChecks['html']>[2]>[number]

@@ -6,12 +6,12 @@ import { BODY_LENGTH_DEFAULT, BODY_LENGTH_MAX, boundBodies } from './bodies.js'
 import { inboxArgument, openInbox, toolResult, withLink, type McpContext } from './context.js'
 import { latestEmails, searchEmails } from './queries.js'
 
-export const SEARCH_LIMIT_DEFAULT = 20
-export const SEARCH_LIMIT_MAX = 100
-export const LATEST_COUNT_DEFAULT = 1
-export const LATEST_COUNT_MAX = 50
-export const WAIT_TIMEOUT_DEFAULT = 30_000
-export const WAIT_TIMEOUT_MAX = 300_000
+const SEARCH_LIMIT_DEFAULT = 20
+const SEARCH_LIMIT_MAX = 100
+const LATEST_COUNT_DEFAULT = 1
+const LATEST_COUNT_MAX = 50
+const WAIT_TIMEOUT_DEFAULT = 30_000
+const WAIT_TIMEOUT_MAX = 300_000
 
 /** Progress notifications of a wait: a tenth of its timeout apart, at least 1 s and at most 10 s. */
 const waitHeartbeatMs = (timeout: number) => Math.min(10_000, Math.max(1_000, Math.round(timeout / 10)))

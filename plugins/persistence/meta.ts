@@ -36,7 +36,7 @@ export interface MetaHead {
  * knowing their names. A sidecar written before that map has them beside
  * the rest, where toEmail reads them all the same.
  */
-export type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'warnings'> & { fields?: EmailUpdate }
+type MetaBody = Pick<Email, 'date' | 'text' | 'html' | 'headers' | 'priority' | 'attachments' | 'warnings'> & { fields?: EmailUpdate }
 
 const READ_FIELD = '{"read":'
 /** `true` padded to the width of `false`: JSON allows the space. */

@@ -32,8 +32,8 @@ const ANALYZE_EVERY_MAX = 25_000
 /** Rows fetched at a time when every email is read in turn. */
 const BATCH = 100
 /** Connections for searches, beside the main pool's 20, and the longest one search statement may run. */
-export const SEARCH_CONNECTIONS = 4
-export const SEARCH_TIMEOUT_MS = 10_000
+const SEARCH_CONNECTIONS = 4
+const SEARCH_TIMEOUT_MS = 10_000
 /** SQLSTATE of a statement cancelled, here by statement_timeout. */
 const QUERY_CANCELED = '57014'
 

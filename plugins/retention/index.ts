@@ -28,7 +28,7 @@ export const sweepInterval = (maxAgeMs: number): number => Math.max(SWEEP_MIN_MS
  * summary; otherwise the query is the search syntax's `before:`, which a
  * storage driver answers from its own index.
  */
-export async function removeReceivedBefore(store: MailStore, cutoff: number): Promise<number> {
+async function removeReceivedBefore(store: MailStore, cutoff: number): Promise<number> {
   const [oldest] = (await store.page({ sort: 'asc', limit: 1 })).items
   if (!oldest || Date.parse(oldest.time) >= cutoff) return 0
   const search: SearchQuery = { terms: [{ kind: 'received', op: 'before', at: cutoff, negated: false }] }

@@ -57,7 +57,7 @@ function drop(connection: EngineConnection): void {
 const isJsonp = (req: IncomingMessage) => new URL(req.url ?? '/', 'http://svc').searchParams.has('j')
 
 /** What live clients receive, per spec.md section 6; every payload names its inbox. */
-export interface SocketEvents {
+interface SocketEvents {
   newMail: (summary: EmailSummary) => void
   deleteMail: (event: { inbox: string; id: string }) => void
   readMail: (event: { inbox: string; ids: string[]; read: boolean }) => void

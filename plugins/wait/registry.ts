@@ -1,9 +1,9 @@
 import { compileSearch, DEFAULT_INBOX, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchFilter, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
 
 /** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
-export type MailWaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
+type MailWaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>
 
-export interface MailWaitOptions {
+interface MailWaitOptions {
   timeoutMs: number
   /** Ends the wait early, e.g. when the client that asked went away; it then resolves undefined. */
   signal?: AbortSignal

@@ -2,8 +2,7 @@ import { boundSummary, compileSearch, defineOptions, definePlugin, searchTarget,
 import { createDeliveryQueue, displayUrl, type WebhookDelivered, type WebhookFailed } from './queue.js'
 import { WEBHOOK_EVENTS, webhookEvent, webhookTarget, type WebhookEvent } from './targets.js'
 
-export { signBody, type WebhookDelivered, type WebhookDelivery, type WebhookFailed } from './queue.js'
-export { WEBHOOK_EVENTS, type WebhookEvent, type WebhookTargetOption } from './targets.js'
+export { type WebhookDelivered, type WebhookFailed } from './queue.js'
 
 const options = defineOptions({
   webhooks: {
@@ -83,7 +82,7 @@ declare module 'svc-mail' {
   }
 }
 
-export interface WebhookStatus {
+interface WebhookStatus {
   url: string
   events: WebhookEvent[]
   /** Deliveries waiting, the one being sent aside; never more than `webhookQueue`, nor more bytes than `webhookQueueBytes`. */
@@ -94,7 +93,7 @@ export interface WebhookStatus {
 const STOP_GRACE_MS = 2_000
 
 /** What a receiver gets: the event, its inbox, and the summary of the new email, or `{ inbox, id }` of the removed one. */
-export interface WebhookPayload {
+interface WebhookPayload {
   event: WebhookEvent
   inbox: string
   email: EmailSummary | { inbox: string; id: string }

@@ -5,7 +5,7 @@ import { packageVersion } from 'svc-mail/kit'
 import type { WebhookEvent } from './targets.js'
 
 /** One event on its way to one webhook. */
-export interface WebhookDelivery {
+interface WebhookDelivery {
   /** Unique per event and webhook, the same on every attempt: a receiver deduplicates retries by it (`X-Svc-Delivery`). */
   id: string
   url: string
@@ -73,7 +73,7 @@ interface Job {
 }
 
 /** The value of `X-Svc-Signature` for a body: what a receiver recomputes with the shared secret and compares. */
-export function signBody(secret: string, body: string): string {
+function signBody(secret: string, body: string): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`
 }
 
@@ -91,7 +91,7 @@ export function displayUrl(url: string): string {
  * credentials, which become an HTTP Basic `Authorization` header (fetch
  * refuses a URL that holds them, naming the whole URL in its error).
  */
-export function withoutCredentials(url: string): { url: string; authorization?: string } {
+function withoutCredentials(url: string): { url: string; authorization?: string } {
   const target = new URL(url)
   if (!target.username && !target.password) return { url }
   const credentials = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`

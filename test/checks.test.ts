@@ -262,21 +262,30 @@ describe('GET /api/email/:id/spam-check', () => {
     }
   })
 
-  it('answers 413 at once for a message over 500 KB, never sending it to spamd', async () => {
-    // A spamd that takes connections and never answers: the message must not reach it.
+  it('answers 413 at once for a message over 500 KB, never sending it to spamd, and 502 within --spamassassin-timeout from a spamd that never answers', async () => {
+    // A spamd that takes connections and never answers.
     const connections: number[] = []
     const silent = createNetServer((socket) => connections.push(socket.remotePort ?? 0))
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
-    const t = await startSvc({ spamassassin: `127.0.0.1:${(silent.address() as AddressInfo).port}` })
+    const t = await startSvc({ spamassassin: `127.0.0.1:${(silent.address() as AddressInfo).port}`, spamassassinTimeout: 1500 })
     try {
-      const { id } = await t.send({ text: 'x'.repeat(600 * 1024) })
-      expect(await expectJsonError(await t.api(`/api/email/${id}/spam-check`), 413)).toMatch(/500 KB/)
+      const { id: large } = await t.send({ text: 'x'.repeat(600 * 1024) })
+      expect(await expectJsonError(await t.api(`/api/email/${large}/spam-check`), 413)).toMatch(/500 KB/)
       expect(connections).toEqual([])
+
+      const { id } = await t.send({ text: 'hi' })
+      let answered = false
+      const check = t.api(`/api/email/${id}/spam-check`).finally(() => (answered = true))
+      await expect.poll(() => connections.length, { timeout: 30_000 }).toBe(1)
+      // spamd holds the message and says nothing: svc answers others meanwhile.
+      expect((await t.api('/api/healthz')).status).toBe(200)
+      expect(answered).toBe(false)
+      expect(await expectJsonError(await check, 502)).toMatch(/did not answer within 1.5 s/)
     } finally {
       await t.stop()
       silent.close()
     }
-  })
+  }, 60_000)
 
   describe.skipIf(!spamdAvailable)('against a real spamd', () => {
     let t: TestSvc

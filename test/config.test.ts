@@ -142,6 +142,14 @@ describe('validation', () => {
     ])
   })
 
+  it('wants a spamd address and a time to wait for it that make sense', () => {
+    expect(problemsOf(() => resolveConfig([layers.flags({ spamassassin: 'localhost', spamassassinTimeout: '0' })]))).toEqual([
+      '--spamassassin: "localhost" is not host:port, e.g. 127.0.0.1:783',
+      '--spamassassin-timeout must be at least 1 (ms)',
+    ])
+    expect(problemsOf(() => resolveConfig([layers.env({ SVC_SPAMASSASSIN_TIMEOUT: '2s' })]))).toEqual(['SVC_SPAMASSASSIN_TIMEOUT: "2s" is not a whole number >= 0'])
+  })
+
   it('rejects an unknown key in a config file or in new Svc()', () => {
     expect(problemsOf(() => new Svc({ smpt: 25 } as never))).toEqual(['smpt in options: unknown option "smpt"'])
   })

@@ -5,7 +5,7 @@ import { defineOptions, definePlugin, extractLinks, LINK_LIMITS, type Email, typ
 import { htmlCheckResult, PLATFORMS, type HtmlCheckResult, type Platform } from './html-check.js'
 import { createHtmlScanner } from './html-scanner.js'
 import { checkLinks, type LinkCheckResult } from './link-check.js'
-import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, spamdReport, type SpamCheckResult } from './spamd.js'
+import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, SPAMD_TIMEOUT_MS, spamdReport, type SpamCheckResult } from './spamd.js'
 import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
 
 
@@ -16,6 +16,13 @@ const options = defineOptions({
     env: 'SVC_SPAMASSASSIN',
     hint: 'host:port',
     description: "SpamAssassin's spamd to score mail with (GET /api/email/:id/spam-check)",
+  },
+  spamassassinTimeout: {
+    type: 'count',
+    default: SPAMD_TIMEOUT_MS,
+    env: 'SVC_SPAMASSASSIN_TIMEOUT',
+    hint: 'ms',
+    description: "Answer a spam check with 502 when spamd's whole answer has not come within this time (ms)",
   },
 })
 
@@ -81,9 +88,13 @@ export default definePlugin({
   name: 'checks',
   options,
   check(config) {
-    return config.spamassassin && !parseSpamdAddress(config.spamassassin)
-      ? [`--spamassassin: ${JSON.stringify(config.spamassassin)} is not host:port, e.g. 127.0.0.1:783`]
-      : []
+    const problems: string[] = []
+    if (config.spamassassin && !parseSpamdAddress(config.spamassassin)) {
+      problems.push(`--spamassassin: ${JSON.stringify(config.spamassassin)} is not host:port, e.g. 127.0.0.1:783`)
+    }
+    // 0 would wait for ever on a spamd that never answers.
+    if (config.spamassassinTimeout < 1) problems.push('--spamassassin-timeout must be at least 1 (ms)')
+    return problems
   },
   setup({ config, services }) {
     const scanner = createHtmlScanner()
@@ -156,7 +167,7 @@ export default definePlugin({
           if (raw.length > SPAMD_MAX_MESSAGE_BYTES) {
             fail(413, `The message is ${(raw.length / 1024).toFixed(0)} KB: spamd is asked about messages up to ${SPAMD_MAX_MESSAGE_BYTES / 1024} KB, as spamc does, since a larger one takes it minutes`)
           }
-          return spamdReport(spamd, raw).catch((error: Error) => fail(502, `SpamAssassin could not check the message: ${error.message}`))
+          return spamdReport(spamd, raw, config.spamassassinTimeout).catch((error: Error) => fail(502, `SpamAssassin could not check the message: ${error.message}`))
         },
       }),
     }

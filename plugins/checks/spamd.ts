@@ -19,8 +19,8 @@ export interface SpamCheckResult {
 /** spamd answered in a way that is not the protocol, or not at all. */
 class SpamdError extends Error {}
 
-/** Longest svc waits for spamd's whole answer; scoring a message takes it a second or two. */
-const SPAMD_TIMEOUT_MS = 30_000
+/** Longest svc waits for spamd's whole answer by default (`--spamassassin-timeout`); scoring a message takes it a second or two. */
+export const SPAMD_TIMEOUT_MS = 30_000
 /**
  * Larger mail is not sent to spamd, as spamc (SpamAssassin's own client) does
  * by default: scoring takes spamd minutes for a message of megabytes (over
@@ -38,13 +38,18 @@ export function parseSpamdAddress(value: string): { host: string; port: number }
   return { host: (match[1] ?? match[2])!, port }
 }
 
-/** Scores `raw` with the spamd at host:port. */
-export function spamdReport(address: { host: string; port: number }, raw: Buffer, timeoutMs = SPAMD_TIMEOUT_MS): Promise<SpamCheckResult> {
+/**
+ * Scores `raw` with the spamd at host:port. `timeoutMs` bounds the whole
+ * exchange, connecting included: a spamd that trickles its answer is cut
+ * off as one that says nothing.
+ */
+export function spamdReport(address: { host: string; port: number }, raw: Buffer, timeoutMs: number): Promise<SpamCheckResult> {
   return new Promise((resolve, reject) => {
     const socket = connect(address)
     const chunks: Buffer[] = []
     let length = 0
-    socket.setTimeout(timeoutMs, () => socket.destroy(new SpamdError(`spamd at ${address.host}:${address.port} did not answer within ${timeoutMs / 1000} s`)))
+    const deadline = setTimeout(() => socket.destroy(new SpamdError(`spamd at ${address.host}:${address.port} did not answer within ${timeoutMs / 1000} s`)), timeoutMs)
+    socket.once('close', () => clearTimeout(deadline))
     socket.on('data', (chunk: Buffer) => {
       chunks.push(chunk)
       length += chunk.length

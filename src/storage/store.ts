@@ -159,7 +159,8 @@ function createInboxStore(
       const listQuery = boundedQuery(query)
       const [{ items, total }, counts] = await Promise.all([listing(listQuery), driver.counts(name)])
       return {
-        items: items.map((item) => boundSummary({ ...item, inbox: name })),
+        // The driver's summaries are the caller's own (StorageDriver): named in place, not copied again.
+        items: items.map((item) => boundSummary(named(item)!)),
         total,
         storeTotal: counts.total,
         unread: counts.unread,

@@ -1,6 +1,6 @@
 import type { Browser, Locator, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { badgePng, launchBrowser, row, watchErrors, withInlineImage } from './inbox-support.js'
+import { badgePng, captureNotifications, clickNotification, launchBrowser, notifications, row, watchErrors, withInlineImage } from './inbox-support.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 /*
@@ -72,7 +72,7 @@ describe.each([
     const other = colorScheme === 'light' ? 'dark' : 'light'
     it(`${colorScheme}: every control is on screen and works, the list and the open message are both reachable`, async () => {
       const context = await browser.newContext({ viewport: { width, height }, colorScheme })
-      await context.grantPermissions(['notifications'], { origin: t.baseUrl })
+      await captureNotifications(context, t.baseUrl)
       const page = await context.newPage()
       const errors = watchErrors(page)
       try {
@@ -130,9 +130,16 @@ describe.each([
           expect(await onScreen(page.locator('.message-when time'))).toBe(true)
         }
 
-        // Notifications, turned on.
+        // Notifications, turned on: new mail shows one, and clicking it opens the message on screen.
         await page.locator('#notify').click()
         await expect.poll(() => page.locator('#notify').getAttribute('aria-pressed')).toBe('true')
+        const subject = `Notified at ${width} px, ${colorScheme}`
+        const { id: notifiedId } = await t.send({ subject, from: 'Acme <hello@acme.test>', text: 'New mail.' })
+        await expect.poll(() => notifications(page), { timeout: 30_000 }).toEqual([[subject, 'From Acme\nNew mail.']])
+        await clickNotification(page, 0)
+        await expect.poll(() => page.locator('.message').getAttribute('data-id')).toBe(notifiedId)
+        expect(await onScreen(page.locator('.message-subject'))).toBe(true)
+        expect(await page.locator('.message-subject').textContent()).toBe(subject)
 
         // The OpenAPI viewer: in the page's theme, within the width, following the theme switch.
         const [viewer] = await Promise.all([context.waitForEvent('page'), page.locator('#api-docs').click()])

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import { crc32, deflateSync } from 'node:zlib'
-import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
+import { chromium, type Browser, type BrowserContext, type Frame, type Page } from 'playwright-core'
 import { expect } from 'vitest'
 import { BROWSER_SKIP_LINE, CHROMIUM } from './support/browser.js'
 
@@ -21,6 +21,34 @@ export function watchErrors(page: Page): Error[] {
 }
 
 /** The list row of the message with this subject. */
+/**
+ * Keeps every notification the context's pages make where a test can read
+ * and click it: `notifications(page)` lists each as [title, body],
+ * `clickNotification(page, n)` clicks the nth. Permission is granted.
+ */
+export async function captureNotifications(context: BrowserContext, origin: string): Promise<void> {
+  await context.grantPermissions(['notifications'], { origin })
+  await context.addInitScript(() => {
+    const Real = window.Notification
+    const shown: Notification[] = []
+    Object.assign(window, { shown })
+    window.Notification = class extends Real {
+      constructor(title: string, options?: NotificationOptions) {
+        super(title, options)
+        shown.push(this)
+      }
+    }
+  })
+}
+
+export const notifications = (page: Page) => page.evaluate(() => (window as unknown as { shown: Notification[] }).shown.map((n) => [n.title, n.body]))
+
+export const clickNotification = (page: Page, index: number) =>
+  page.evaluate((index) => {
+    const notification = (window as unknown as { shown: Notification[] }).shown[index]
+    notification!.onclick!(new Event('click'))
+  }, index)
+
 export const row = (page: Page, subject: string) => page.locator('.row[data-id]', { hasText: subject })
 
 /** The sandboxed frame showing the open message's HTML body, once loaded. */

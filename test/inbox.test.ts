@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest'
 import { publicDir } from '../plugins/web/index.js'
 import { packageRoot } from '../src/paths.js'
-import { LOGO_SIZE, launchBrowser, loadedImageWidth, mailFrame, row, watchErrors, withInlineImage } from './inbox-support.js'
+import { LOGO_SIZE, captureNotifications, clickNotification, launchBrowser, loadedImageWidth, mailFrame, notifications, row, watchErrors, withInlineImage } from './inbox-support.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
 let t: TestSvc
@@ -292,20 +292,8 @@ it('removes a message deleted elsewhere from the open page', async () => {
 
 it('notifies of new mail once turned on, remembers it, and opens the message the notification names', async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
-  await context.grantPermissions(['notifications'], { origin: t.baseUrl })
-  // Every notification the page makes, kept where the test can read and click it.
-  await context.addInitScript(() => {
-    const Real = window.Notification
-    const shown: Notification[] = []
-    Object.assign(window, { shown })
-    window.Notification = class extends Real {
-      constructor(title: string, options?: NotificationOptions) {
-        super(title, options)
-        shown.push(this)
-      }
-    }
-  })
-  const notified = () => notifying.evaluate(() => (window as unknown as { shown: Notification[] }).shown.map((n) => [n.title, n.body]))
+  await captureNotifications(context, t.baseUrl)
+  const notified = () => notifications(notifying)
   const notifying = await context.newPage()
   const pageErrors = watchErrors(notifying)
   try {
@@ -324,10 +312,7 @@ it('notifies of new mail once turned on, remembers it, and opens the message the
     expect(await button.getAttribute('aria-pressed')).toBe('true')
     const { id } = await t.send({ subject: 'Your sign-up code', from: 'Acme <hello@acme.test>', text: 'The code is 424242.' })
     await expect.poll(notified, { timeout: 10_000 }).toEqual([['Your sign-up code', 'From Acme\nThe code is 424242.']])
-    await notifying.evaluate(() => {
-      const [notification] = (window as unknown as { shown: Notification[] }).shown
-      notification!.onclick!(new Event('click'))
-    })
+    await clickNotification(notifying, 0)
     await expect.poll(() => notifying.locator('.message').getAttribute('data-id')).toBe(id)
 
     await button.click()

@@ -5,7 +5,6 @@ import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import type { DefineInboxRoute } from './route.js'
 import { doneSchema, emailSchema, emailSummarySchema, linksSchema } from './schemas.js'
-import { toSafeHtml } from './sanitize.js'
 
 /**
  * The policy of `/html`: images, styles and fonts load; scripts, plugins,
@@ -116,6 +115,8 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     handler: async (_event, { params: { id } }, store) => {
       const email = await store.require(id)
       if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
+      // The sanitizer (and the CSS parser under it) only once a message's HTML is asked for, not at every start.
+      const { toSafeHtml } = await import('./sanitize.js')
       const html = await inlineAttachments(store, email, toSafeHtml(email.html))
       return new Response(html, {
         // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or

@@ -1,8 +1,6 @@
 import { caniemailData, checkedFeatures } from './caniemail.js'
+import { PLATFORMS, type Platform } from './platforms.js'
 
-/** The platforms a client runs on, as `?platforms=` names them. */
-export const PLATFORMS = ['desktop', 'webmail', 'mobile'] as const
-export type Platform = (typeof PLATFORMS)[number]
 type Support = 'yes' | 'partial' | 'no'
 
 /** Percentages, 0-100, adding up to 100 within rounding. */

@@ -2,12 +2,12 @@ import { createHash } from 'node:crypto'
 import { HTTPError } from 'h3'
 import { z } from 'zod'
 import { defineOptions, definePlugin, extractLinks, LINK_LIMITS, type Email, type MailStore, type OptionValues } from 'svc-mail/kit'
-import { htmlCheckResult, PLATFORMS, type HtmlCheckResult, type Platform } from './html-check.js'
+import type { HtmlCheckResult } from './html-check.js'
 import { createHtmlScanner } from './html-scanner.js'
+import { PLATFORMS, type Platform } from './platforms.js'
 import { checkLinks, type LinkCheckResult } from './link-check.js'
 import { parseSpamdAddress, SPAMD_MAX_MESSAGE_BYTES, SPAMD_TIMEOUT_MS, spamdReport, type SpamCheckResult } from './spamd.js'
 import { htmlCheckSchema, linkCheckSchema, spamCheckSchema } from './schemas.js'
-
 
 const options = defineOptions({
   spamassassin: {
@@ -149,6 +149,8 @@ export default definePlugin({
         if (cache.size > HTML_CACHE_SIZE) cache.delete(cache.keys().next().value!)
       }
       const found = await entry.scan.catch((error: Error) => fail(503, error.message))
+      // The caniemail data (650 KB of JSON) and its tables only once a check is asked for, not at every start.
+      const { htmlCheckResult } = await import('./html-check.js')
       const json = Buffer.from(JSON.stringify(htmlCheckResult(found, platforms)))
       entry.answers.set(platformsKey, json)
       return json

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { LINK_LIMITS } from 'svc-mail/kit'
-import { PLATFORMS } from './html-check.js'
+import { PLATFORMS } from './platforms.js'
 
 const percent = z.number().min(0).max(100)
 const supportScore = z.object({ supported: percent, partial: percent, unsupported: percent }).meta({ id: 'SupportScore', description: 'Percentages, adding up to 100 within rounding' })

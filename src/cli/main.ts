@@ -12,7 +12,6 @@ import { checkHealth, HEALTHCHECK_TIMEOUT_DEFAULT } from './healthcheck.js'
 import { renderHelp } from './help.js'
 import { didYouMean, unknownVariables } from './suggest.js'
 import { writeConfigFile } from './init.js'
-import { parseSendmailArgs, sendmail } from './sendmail.js'
 
 /** Exit codes: 2 for bad configuration, 1 for a failure to start (a busy port). */
 const EXIT_CONFIG = 2
@@ -187,6 +186,8 @@ export async function runCli(rawArgs = process.argv.slice(2)): Promise<void> {
     }
     const { main, subCommands, help } = commands(table, file)
     if (rawArgs[0] === 'sendmail') {
+      // Its SMTP client only here: every other command would load it for nothing.
+      const { parseSendmailArgs, sendmail } = await import('./sendmail.js')
       const args = parseSendmailArgs(rawArgs.slice(1))
       if (args.help) return console.log(help('sendmail'))
       const outcome = await sendmail(args, configFromFile(file), await buffer(process.stdin))

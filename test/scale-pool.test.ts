@@ -74,4 +74,36 @@ describe('parseMail', () => {
     expect(backing.subarray(0, 2).toString()).toBe('xx')
     expect(view.equals(message(1))).toBe(true)
   })
+
+  it('gives the long bodies of a large message back exactly, in Latin-1 and beyond, with the driver\'s prepared form', async () => {
+    // Over 256 K characters each: the record's HTML and text, and the driver's search text, cross from the worker as bytes.
+    const large = (letters: string) =>
+      Buffer.from(
+        [
+          'From: a@example.com',
+          'Subject: large',
+          'Content-Type: multipart/alternative; boundary="b"',
+          '',
+          '--b',
+          'Content-Type: text/plain; charset=utf-8',
+          '',
+          `${letters} line\r\n`.repeat(40_000),
+          '--b',
+          'Content-Type: text/html; charset=utf-8',
+          '',
+          `<p>${letters} para</p>\r\n`.repeat(40_000),
+          '--b--',
+          '',
+        ].join('\r\n'),
+      )
+    for (const letters of ['café', 'Grüße € 😀 ✓']) {
+      const raw = large(letters)
+      // A message past 256 KB always goes to a worker.
+      const pooled = await parseMail({ raw, envelope, id: 'large', time, prepare })
+      const here = await parseEmail({ raw, envelope, id: 'large', time })
+      expect(pooled.email.text.length).toBeGreaterThan(256 * 1024)
+      expect(pooled.email).toEqual(here)
+      expect(pooled.prepared).toEqual(packHere(here, raw))
+    }
+  })
 })

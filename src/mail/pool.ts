@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
 import { packageRoot } from '../paths.js'
 import type { IncomingMail } from '../storage/driver.js'
+import { attachLargeStrings } from './large-strings.js'
 import { findLinks, LINK_LIMITS, type LinkList, type LinkOptions } from './links.js'
 import type { HtmlText, ParseInput } from './parse.js'
 import { parseAndPrepare } from './preparer.js'
@@ -222,7 +223,9 @@ function parseTask(input: ParseMailInput, prepare: string | undefined, html: Htm
       return { task, transfer: shared ? [] : [raw.buffer as ArrayBuffer] }
     },
     settle(reply) {
-      if ('email' in reply) resolve({ email: reply.email, raw: input.raw, prepared: reply.prepared })
+      if (!('email' in reply)) return
+      const parsed = { email: reply.email, prepared: reply.prepared }
+      attachLargeStrings(parsed, reply.detached).then(() => resolve({ ...parsed, raw: input.raw }), reject)
     },
     overBudget(seconds) {
       if (html.mode === 'convert') post(parseTask(input, prepare, { mode: 'linear', reason: `Its HTML was not converted to text within ${seconds} s` }, resolve, reject))

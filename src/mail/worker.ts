@@ -1,5 +1,6 @@
 import { parentPort } from 'node:worker_threads'
 import type { Email, Envelope } from '../contract/types.js'
+import { detachLargeStrings, type DetachedString } from './large-strings.js'
 import { findLinks, type LinkList, type LinkOptions } from './links.js'
 import type { HtmlText } from './parse.js'
 import { parseAndPrepare } from './preparer.js'
@@ -30,7 +31,8 @@ export type WorkerTask = ParseTask | LinksTask
 
 export type WorkerReply = { seq: number } & (
   | { error: string }
-  | { email: Email; prepared?: unknown; error?: undefined }
+  /** `detached`: the record's and the prepared form's long strings, as bytes (see large-strings.ts). */
+  | { email: Email; prepared?: unknown; detached: DetachedString[]; error?: undefined }
   | { links: LinkList; error?: undefined }
 )
 
@@ -49,8 +51,10 @@ let previous: Promise<void> = Promise.resolve()
 parentPort!.on('message', (task: WorkerTask) => {
   previous = previous.then(async () => {
     try {
-      const done = task.kind === 'parse' ? await parse(task) : { links: findLinks(task, task.options) }
-      parentPort!.postMessage({ seq: task.seq, ...done } satisfies WorkerReply)
+      if (task.kind === 'links') return parentPort!.postMessage({ seq: task.seq, links: findLinks(task, task.options) } satisfies WorkerReply)
+      const parsed = await parse(task)
+      const { detached, transfer } = detachLargeStrings(parsed)
+      parentPort!.postMessage({ seq: task.seq, ...parsed, detached } satisfies WorkerReply, transfer)
     } catch (error) {
       parentPort!.postMessage({ seq: task.seq, error: (error as Error).message } satisfies WorkerReply)
     }

@@ -327,7 +327,12 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
       const { responseCode, message } = this.refusal('smtp:data', error)
       throw new MessageRefusal('vetoed', responseCode, message)
     }
-    const mail = await parseMail({ raw: data, envelope: envelopeOf(session), prepare: this.store.driver.capabilities?.prepare }).catch((error: Error) => {
+    const mail = await parseMail({
+      raw: data,
+      envelope: envelopeOf(session),
+      prepare: this.store.driver.capabilities?.prepare,
+      timeoutMs: this.config.parseTimeout,
+    }).catch((error: Error) => {
       // Sending the same bytes again cannot help: a permanent refusal, so the client stops retrying.
       this.logger.warn(`Refused a message that could not be parsed: ${error.message}`)
       throw new MessageRefusal('unparsable', 554, `Message could not be parsed: ${error.message}`)

@@ -79,7 +79,17 @@ it('keeps a 2 MB and a 17 MB message of hostile HTML, answering healthz througho
 
   // The mail directory keeps the warnings across a restart.
   await svc.kill()
-  svc = await startChild({ options: { mailDirectory: dir } })
+  svc = await startChild({ options: { mailDirectory: dir, parseTimeout: 1 } })
   expect((await emailBySubject('hostile 2 MB')).warnings).toHaveLength(1)
   expect(await emailBySubject('ordinary html')).not.toHaveProperty('warnings')
+
+  // A message that even the linear reading does not finish in time (a millisecond here) is still kept, its body unread.
+  const data = hostileHtml('hostile unread', 2 * 1024 * 1024)
+  const { result: reply } = await healthzDuring(sendRaw(svc.smtpPort, { data }))
+  expect(reply.code, reply.lines.join(' ')).toBe(250)
+  const unread = await emailBySubject('hostile unread')
+  expect(unread.warnings).toEqual([expect.stringMatching(/not read within .*kept whole/)])
+  expect(unread).toMatchObject({ text: '', html: '', size: Buffer.byteLength(`${data}`) })
+  const source = await (await fetch(`${svc.baseUrl}/api/email/${unread.id}/source`)).text()
+  expect(source.length).toBe(data.length)
 }, 180_000)

@@ -62,6 +62,14 @@ export const kernelOptions = {
   webIp: { type: 'string', default: '0.0.0.0', env: 'SVC_WEB_IP', hint: 'address', description: 'Web server bind address, independent of --ip' },
   basePathname: { type: 'string', default: '', env: 'SVC_BASE_PATHNAME', hint: 'path', description: 'Prefix for every web route, e.g. /mail' },
   maxMessageSize: { type: 'count', default: 50 * MB, env: 'SVC_MAX_MESSAGE_SIZE', description: 'Refuse larger messages (bytes); 0 disables the limit' },
+  parseTimeout: {
+    type: 'count',
+    default: 5000,
+    env: 'SVC_PARSE_TIMEOUT',
+    hint: 'ms',
+    description:
+      "A parser thread's time for one message (ms), plus 5% for each MB: past it the message's text is taken from its HTML without layout, past four times that its body is left unread; the message is kept either way, with a warning",
+  },
   storage: {
     type: 'string',
     default: 'memory',

@@ -48,9 +48,22 @@ export const RECORD_VERSION = 2
  * HTML-to-text conversion; `defer`, not at all, the parse giving nothing
  * when a part needs it (so that a thread that cannot be stopped never runs
  * that conversion, see pool.ts); `linear`, by htmlToPlainText, with
- * `reason` (why not converted) as the record's warning.
+ * `reason` (why not converted) as the record's warning; `unread`, the body
+ * is not read at all, only the header block (the last resort when reading
+ * it took too long), with `reason` as the warning.
  */
-export type HtmlText = { mode: 'convert' } | { mode: 'defer' } | { mode: 'linear'; reason: string }
+export type HtmlText = { mode: 'convert' } | { mode: 'defer' } | { mode: 'linear'; reason: string } | { mode: 'unread'; reason: string }
+
+/** The most of the header block an `unread` parse reads. */
+const HEADER_BLOCK_MAX = 1024 * 1024
+
+/** The header block of a message, up to the blank line that ends it, cut at a line end within HEADER_BLOCK_MAX. */
+function headerBlock(raw: Buffer): Buffer {
+  const head = raw.subarray(0, HEADER_BLOCK_MAX)
+  const blank = /\r?\n\r?\n/.exec(head.toString('latin1'))
+  if (blank) return head.subarray(0, blank.index + blank[0].length)
+  return head.length < raw.length ? head.subarray(0, head.lastIndexOf(0x0a) + 1) : head
+}
 
 /**
  * Turns a raw RFC 822 message into svc's Email record. Should mailparser's
@@ -69,7 +82,7 @@ export async function parseEmail(input: ParseInput): Promise<Email> {
 
 /** The Email record of a message, its HTML parts' text made as `html` says; undefined when deferred. */
 export async function readEmail({ raw, envelope, id = createId(), time = new Date(), inbox = DEFAULT_INBOX }: ParseInput, html: HtmlText): Promise<Email | undefined> {
-  const parsed = await readMime(raw, { htmlToText: html.mode === 'convert' })
+  const parsed = await readMime(html.mode === 'unread' ? headerBlock(raw) : raw, { htmlToText: html.mode === 'convert' })
   if (parsed.htmlTextLeft && html.mode === 'defer') return undefined
   const linear = parsed.htmlTextLeft && html.mode === 'linear'
   const fields = headerFields(parsed)
@@ -109,6 +122,7 @@ export async function readEmail({ raw, envelope, id = createId(), time = new Dat
     sizeHuman: formatSize(raw.length),
   }
   if (linear) email.warnings = [`${html.reason}: its text was taken from the HTML without layout`]
+  if (html.mode === 'unread') email.warnings = [`${html.reason}: it is kept whole (its source and download), without its text, HTML or attachments`]
   return email
 }
 

@@ -36,12 +36,16 @@ const WORKER_LIMITS = { maxYoungGenerationSizeMb: 8 }
 const MAIN_THREAD_MAX_BYTES = 256 * 1024
 const MB = 1024 * 1024
 /**
- * A worker's time for one message: a base, and more for each megabyte (a
- * 50 MB message takes seconds to read even without HTML). Parsing again
- * without the conversion, in linear time, has several times as long: on a
- * busy machine it must still finish.
+ * A worker's time for one message: a base (`--parse-timeout`), and 5% of
+ * it more for each megabyte (a 50 MB message takes seconds to read even
+ * without HTML). Parsing again without the conversion, in linear time, has
+ * several times as long: on a busy machine it must still finish. Should
+ * that fail too, the header block alone is read (the body left unread) with
+ * a budget of its own, whatever the option: a message is not refused for
+ * taking long.
  */
-const PARSE_BUDGET = { baseMs: 5000, perMbMs: 250, linearFactor: 4 }
+const PARSE_BUDGET = { baseMs: 5000, perMbShare: 0.05, linearFactor: 4 }
+const UNREAD_BUDGET = { baseMs: 20_000, perMbMs: 1000 }
 /**
  * A worker's time for the links of one message: reading them stops at the
  * limits, but a huge body with few links is read whole (20 MB of HTML take
@@ -186,6 +190,8 @@ const preparerFile = (() => {
 export interface ParseMailInput extends ParseInput {
   /** The storage driver's `prepare` module (StorageDriver.prepare), run beside the parse on a worker. */
   prepare?: string
+  /** The base of a worker's time for the message (ms, `--parse-timeout`); 5 s when absent. */
+  timeoutMs?: number
 }
 
 /**
@@ -213,7 +219,7 @@ function parseTask(input: ParseMailInput, prepare: string | undefined, html: Htm
   const seq = nextSeq++
   return {
     seq,
-    budgetMs: (PARSE_BUDGET.baseMs + (input.raw.length / MB) * PARSE_BUDGET.perMbMs) * (html.mode === 'linear' ? PARSE_BUDGET.linearFactor : 1),
+    budgetMs: budgetOf(input, html),
     message() {
       // Shared memory is shared (SMTP intake collects large messages in it); other bytes are copied and the copy
       // transferred. Either way, should the worker be stopped, the bytes are still here for the next one.
@@ -229,10 +235,18 @@ function parseTask(input: ParseMailInput, prepare: string | undefined, html: Htm
     },
     overBudget(seconds) {
       if (html.mode === 'convert') post(parseTask(input, prepare, { mode: 'linear', reason: `Its HTML was not converted to text within ${seconds} s` }, resolve, reject))
+      else if (html.mode === 'linear') post(parseTask(input, prepare, { mode: 'unread', reason: `It was not read within ${seconds} s` }, resolve, reject))
       else reject(new Error(`Parsing took longer than ${seconds} s`))
     },
     reject,
   }
+}
+
+/** A worker's time for a message parsed as `html` says (see PARSE_BUDGET). */
+function budgetOf({ raw, timeoutMs = PARSE_BUDGET.baseMs }: ParseMailInput, html: HtmlText): number {
+  const mb = raw.length / MB
+  if (html.mode === 'unread') return UNREAD_BUDGET.baseMs + mb * UNREAD_BUDGET.perMbMs
+  return timeoutMs * (1 + mb * PARSE_BUDGET.perMbShare) * (html.mode === 'linear' ? PARSE_BUDGET.linearFactor : 1)
 }
 
 /**

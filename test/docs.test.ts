@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import type Mail from 'nodemailer/lib/mailer/index.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, type ExpectStatic } from 'vitest'
 import senderStats from '../docs/examples/sender-stats.js'
 import { optionTable } from '../src/config/options.js'
 import { renderOptionsReference } from '../src/config/reference.js'
@@ -49,7 +49,7 @@ describe('docs/plugins.md', () => {
     await t.send({ from: 'alice@example.com', subject: 'one' })
     await t.send({ from: 'alice@example.com', subject: 'two' })
     await t.send({ from: 'bob@example.com', subject: 'three' })
-    await check(runHere('docs/plugins.md'), async () => ({
+    await check(expect, runHere('docs/plugins.md'), async () => ({
       substitutions: [[':1080', `:${new URL(t.baseUrl).port}`]],
     }))
   })
@@ -184,6 +184,7 @@ async function startShown(command: string, cwd: string, extra: SvcOptions = {}):
 
 /** Runs `commands` in order (`echo $?` prints the exit code of the one before), each against what `where` gives; the server lines must be those `started` came from. */
 async function check(
+  expect: ExpectStatic,
   commands: DocCommand[],
   where: (command: DocCommand) => Promise<{
     substitutions?: Substitution[]
@@ -305,127 +306,147 @@ describe('the commands of docs/ and README.md', () => {
     restIds = await sendShown(rest, restMessages)
   }
 
-  it('docs/rest.md', async () => {
-    const relayIds = await sendShown(relay, {
-      WEmI1vpDiH0: restMessages.WEmI1vpDiH0!,
-    })
-    const mailFolder = join(work, 'mail')
-    const newsletter = fileURLToPath(new URL('fixtures/mail/mixed-text-html.eml', import.meta.url))
-    // Sections whose `localhost:1080` commands ran against an svc of their own (the line above them); `localhost:21080` is always rest.md's.
-    const ownSvc: Record<string, () => { substitutions: Substitution[] }> = {
-      Authentication: () => ({ substitutions: auth.ports('') }),
-      'POST /api/email/:id/relay/:relayTo?': () => ({
-        substitutions: [...relay.ports(''), ...relayIds],
-      }),
-      'GET /api/reloadMailsFromDirectory': () => ({
-        substitutions: [...mailDirectory.ports(''), ['~/Downloads/newsletter.eml', newsletter], ['./mail/', `${mailFolder}/`]],
-      }),
-    }
-    await check(
-      runHere('docs/rest.md'),
-      async (shown) => {
-        const own = ownSvc[shown.section]
-        if (own && !shown.command.includes('localhost:21080')) return own()
-        await restSeeded(shown.section)
-        return {
-          cwd: work,
-          substitutions: [...rest.ports(shown.command), ...restIds],
-        }
-      },
-      [rest.from, auth.from, mailDirectory.from, relay.from],
-    )
-  }, 60_000)
-
-  it('docs/relay.md', async () => {
-    const [[, id]] = await sendShown(relay, {
-      relayed: restMessages.WEmI1vpDiH0!,
-    })
-    expect(
-      (
-        await relay.api(`/api/email/${id}/relay/user%40example.com`, {
-          method: 'POST',
-        })
-      ).status,
-    ).toBe(200)
-    const app = join(work, 'app')
-    mkdirSync(app)
-    writeFileSync(join(app, 'relay-rules.json'), '[{ "deny": "test-*@*" }, { "alow": "*@example.com" }]\n')
-    await check(
-      runHere('docs/relay.md'),
-      async (shown) =>
-        shown.command.startsWith('curl') ? { env: { ID: id! }, substitutions: relay.ports('') } : { cwd: app, substitutions: [['/home/me/app', app]] },
-      [],
-      { concurrent: true },
-    )
-  }, 60_000)
-
-  it('docs/metrics.md', async () => {
-    const first = await metrics.send({ subject: 'one' })
-    await metrics.send({ subject: 'two' })
-    await expect(
-      metrics.send({
-        subject: 'too large',
-        text: 'x'.repeat(metrics.svc.config.maxMessageSize),
-      }),
-    ).rejects.toThrow(/552/)
-    expect((await metrics.api(`/api/email/${first.id}`, { method: 'DELETE' })).status).toBe(200)
-    await check(runHere('docs/metrics.md'), async () => ({ substitutions: metrics.ports('') }), [metrics.from])
-  }, 60_000)
-
-  it('docs/configuration.md', async () => {
-    const { port: web } = new URL(rest.baseUrl)
-    await check(
-      runHere('docs/configuration.md'),
-      async (shown) => {
-        if (shown.command.includes(' healthcheck')) {
-          const env = {
-            SVC_SMTP_PORT: String(rest.smtpPort),
-            SVC_WEB_PORT: web,
-          }
+  it.concurrent(
+    'docs/rest.md',
+    async ({ expect }) => {
+      const relayIds = await sendShown(relay, {
+        WEmI1vpDiH0: restMessages.WEmI1vpDiH0!,
+      })
+      const mailFolder = join(work, 'mail')
+      const newsletter = fileURLToPath(new URL('fixtures/mail/mixed-text-html.eml', import.meta.url))
+      // Sections whose `localhost:1080` commands ran against an svc of their own (the line above them); `localhost:21080` is always rest.md's.
+      const ownSvc: Record<string, () => { substitutions: Substitution[] }> = {
+        Authentication: () => ({ substitutions: auth.ports('') }),
+        'POST /api/email/:id/relay/:relayTo?': () => ({
+          substitutions: [...relay.ports(''), ...relayIds],
+        }),
+        'GET /api/reloadMailsFromDirectory': () => ({
+          substitutions: [...mailDirectory.ports(''), ['~/Downloads/newsletter.eml', newsletter], ['./mail/', `${mailFolder}/`]],
+        }),
+      }
+      await check(
+        expect,
+        runHere('docs/rest.md'),
+        async (shown) => {
+          const own = ownSvc[shown.section]
+          if (own && !shown.command.includes('localhost:21080')) return own()
+          await restSeeded(shown.section)
           return {
             cwd: work,
-            env,
-            substitutions: [
-              ['127.0.0.1:1080', `127.0.0.1:${web}`],
-              ['127.0.0.1:1025', `127.0.0.1:${rest.smtpPort}`],
-            ],
+            substitutions: [...rest.ports(shown.command), ...restIds],
           }
-        }
-        // It says what it warns of before it listens: on a web port in use, it then stops by itself.
-        if (/^SVC_.* npx svc$/.test(shown.command))
-          return { cwd: work, env: { SVC_SMTP_PORT: '0', SVC_WEB_PORT: web, SVC_IP: '127.0.0.1' }, until: 'svc: Web port' }
-        return { cwd: work }
-      },
-      [],
-      { concurrent: true },
-    )
-  }, 60_000)
+        },
+        [rest.from, auth.from, mailDirectory.from, relay.from],
+      )
+    },
+    60_000,
+  )
 
-  it('docs/sendmail.md', async () => {
-    const sendmailPath = /^sendmail_path = "(.*)"$/m.exec(read('docs/sendmail.md'))![1]!
-    await check(
-      runHere('docs/sendmail.md'),
-      async (shown) =>
-        shown.command.startsWith('php ')
-          ? {
-              cwd: work,
-              env: { SVC_SMTP_PORT: String(auth.smtpPort) },
-              substitutions: [['php -r', `php -d 'sendmail_path=${sendmailPath}' -r`]],
-            }
-          : { cwd: work },
-      [],
-      { concurrent: true },
-    )
-    // "svc shows the message to bob@example.com, with audit@example.com in the envelope only."
-    const [email] = await (
-      await auth.api('/api/email?subject=Hello', {
-        headers: { authorization: 'Bearer k3y' },
+  it.concurrent(
+    'docs/relay.md',
+    async ({ expect }) => {
+      const [[, id]] = await sendShown(relay, {
+        relayed: restMessages.WEmI1vpDiH0!,
       })
-    ).json()
-    expect(email.to).toEqual([{ address: 'bob@example.com', name: '' }])
-    expect(email.envelope.to.map(({ address }: { address: string }) => address).sort()).toEqual(['audit@example.com', 'bob@example.com'])
-    expect(email.headers.bcc).toBeUndefined()
-  }, 60_000)
+      expect(
+        (
+          await relay.api(`/api/email/${id}/relay/user%40example.com`, {
+            method: 'POST',
+          })
+        ).status,
+      ).toBe(200)
+      const app = join(work, 'app')
+      mkdirSync(app)
+      writeFileSync(join(app, 'relay-rules.json'), '[{ "deny": "test-*@*" }, { "alow": "*@example.com" }]\n')
+      await check(
+        expect,
+        runHere('docs/relay.md'),
+        async (shown) =>
+          shown.command.startsWith('curl') ? { env: { ID: id! }, substitutions: relay.ports('') } : { cwd: app, substitutions: [['/home/me/app', app]] },
+        [],
+        { concurrent: true },
+      )
+    },
+    60_000,
+  )
+
+  it.concurrent(
+    'docs/metrics.md',
+    async ({ expect }) => {
+      const first = await metrics.send({ subject: 'one' })
+      await metrics.send({ subject: 'two' })
+      await expect(
+        metrics.send({
+          subject: 'too large',
+          text: 'x'.repeat(metrics.svc.config.maxMessageSize),
+        }),
+      ).rejects.toThrow(/552/)
+      expect((await metrics.api(`/api/email/${first.id}`, { method: 'DELETE' })).status).toBe(200)
+      await check(expect, runHere('docs/metrics.md'), async () => ({ substitutions: metrics.ports('') }), [metrics.from])
+    },
+    60_000,
+  )
+
+  it.concurrent(
+    'docs/configuration.md',
+    async ({ expect }) => {
+      const { port: web } = new URL(rest.baseUrl)
+      await check(
+        expect,
+        runHere('docs/configuration.md'),
+        async (shown) => {
+          if (shown.command.includes(' healthcheck')) {
+            const env = {
+              SVC_SMTP_PORT: String(rest.smtpPort),
+              SVC_WEB_PORT: web,
+            }
+            return {
+              cwd: work,
+              env,
+              substitutions: [
+                ['127.0.0.1:1080', `127.0.0.1:${web}`],
+                ['127.0.0.1:1025', `127.0.0.1:${rest.smtpPort}`],
+              ],
+            }
+          }
+          // It says what it warns of before it listens: on a web port in use, it then stops by itself.
+          if (/^SVC_.* npx svc$/.test(shown.command))
+            return { cwd: work, env: { SVC_SMTP_PORT: '0', SVC_WEB_PORT: web, SVC_IP: '127.0.0.1' }, until: 'svc: Web port' }
+          return { cwd: work }
+        },
+        [],
+        { concurrent: true },
+      )
+    },
+    60_000,
+  )
+
+  it.concurrent(
+    'docs/sendmail.md',
+    async ({ expect }) => {
+      const sendmailPath = /^sendmail_path = "(.*)"$/m.exec(read('docs/sendmail.md'))![1]!
+      await check(
+        expect,
+        runHere('docs/sendmail.md'),
+        async (shown) =>
+          shown.command.startsWith('php ')
+            ? {
+                cwd: work,
+                env: { SVC_SMTP_PORT: String(relay.smtpPort) },
+                substitutions: [['php -r', `php -d 'sendmail_path=${sendmailPath}' -r`]],
+              }
+            : { cwd: work },
+        [],
+        { concurrent: true },
+      )
+      // "svc shows the message to bob@example.com, with audit@example.com in the envelope only."
+      const [email] = await (await relay.api('/api/email?subject=Hello')).json()
+      expect(email.to).toEqual([{ address: 'bob@example.com', name: '' }])
+      expect(email.envelope.to.map(({ address }: { address: string }) => address).sort()).toEqual(['audit@example.com', 'bob@example.com'])
+      expect(email.headers.bcc).toBeUndefined()
+    },
+    60_000,
+  )
 
   it('runs every command of README.md and docs/ here or in the test file named, or says why not', async () => {
     const all = docPages().flatMap(docCommands)
@@ -434,7 +455,8 @@ describe('the commands of docs/ and README.md', () => {
       const other = elsewhere(shown)
       if (other) {
         expect(existsSync(new URL(`../${other.file}`, import.meta.url)), `${other.file} runs ${key(shown)}`).toBe(true)
-        if (isServerLine(shown)) await shownConfig(shown.command, shown.command.includes('--config') ? undefined : work)
+        // Its flags read by svc's parser (a line with --config: test/plugin-api.test.ts starts it from the command line).
+        if (isServerLine(shown) && !shown.command.includes('--config')) await shownConfig(shown.command, work)
       } else if (!skipped(shown)) {
         expect(checked, 'a command no test runs: run it here or list it with the reason').toContain(key(shown))
       }

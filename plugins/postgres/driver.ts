@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import postgres, { type Fragment, type Sql } from 'postgres'
 import {
+  coalesced,
   defineStorageDriver,
   inlineCount,
   SearchBoundsError,
+  StorageUnavailableError,
   toEmail,
   toSearchText,
   toSummary,
@@ -21,6 +23,43 @@ import {
 import { createRunner, describeServer } from './connection.js'
 import { migrate } from './schema.js'
 import { idValue, nulFree, searchColumns, searchConditions } from './search.js'
+
+/** A new message's row, every column ready to insert. */
+interface NewRow {
+  inbox: string
+  id: string
+  received: number
+  read: boolean
+  size: number
+  attachmentCount: number
+  inlineCount: number
+  /** JSON text (jsonText). */
+  summary: string
+  body: string
+  raw: Buffer
+  search: string
+  columns: ReturnType<typeof searchColumns>
+}
+
+interface PendingAdd {
+  row: NewRow
+  done: (error?: unknown) => void
+}
+
+/** The most rows, and raw bytes beyond the first row's, one insert of arrivals takes. */
+const BATCH_ROWS = 64
+const BATCH_BYTES = 8 * 1024 * 1024
+
+/** The next rows of `waiting` for one insert, taken from it: at least one, within the bounds above. */
+function takeBatch(waiting: PendingAdd[]): PendingAdd[] {
+  let count = 1
+  let bytes = waiting[0]!.row.raw.length
+  while (count < Math.min(waiting.length, BATCH_ROWS) && bytes + waiting[count]!.row.raw.length <= BATCH_BYTES) bytes += waiting[count++]!.row.raw.length
+  return waiting.splice(0, count)
+}
+
+/** SQLSTATE of a unique key violated: an id stored already. */
+const UNIQUE_VIOLATION = '23505'
 
 /** The channel every instance listens on; payloads name their inbox. */
 const CHANNEL = 'svc_mail'
@@ -254,6 +293,56 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     }
   }
 
+  /** One INSERT of the rows; each is announced to the other instances once it commits. */
+  const insertRows = (rows: NewRow[]) => sql`
+    WITH added AS (
+      INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
+        from_text, to_text, cc_text, subject_text, filename_text)
+      VALUES ${rows.map(rowValues).reduce((all, values) => sql`${all}, ${values}`)}
+      RETURNING inbox, id
+    )
+    SELECT pg_notify(${CHANNEL}, json_build_object('inbox', inbox, 'origin', ${origin}::text, 'type', 'added', 'ids', json_build_array(id))::text) FROM added`
+  const rowValues = (row: NewRow) => sql`(${row.inbox}, ${row.id}, ${row.received}, ${row.read}, ${row.size}, ${row.attachmentCount}, ${row.inlineCount},
+    ${row.summary}::text::json, ${row.body}::text::json, ${row.raw}, ${row.search},
+    ${row.columns.from_text}, ${row.columns.to_text}, ${row.columns.cc_text}, ${row.columns.subject_text}, ${row.columns.filename_text})`
+
+  /** Stores the rows in one statement, its own transaction: all of them or none. */
+  const storeRows = async (rows: NewRow[]) => {
+    let attempt = 0
+    await run('store an email', async () => {
+      attempt++
+      try {
+        await insertRows(rows)
+      } catch (error) {
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION) throw error
+        // A retry after a commit whose answer was lost finds its own rows: stored, as asked.
+        if (attempt > 1) return
+        throw rows.length === 1 ? new Error(`An email with id ${rows[0]!.id} is already stored`) : error
+      }
+    })
+  }
+
+  /**
+   * Group commit: the messages that arrive while one insert runs go
+   * together in the next, one statement and so one commit (one flush of the
+   * log) for all of them, each caller resolved once it is committed. A row
+   * the statement refuses (an id stored already) fails it whole: then each
+   * row of it is stored alone, so that one fails alone.
+   */
+  const adding: PendingAdd[] = []
+  const addBatches = coalesced(async () => {
+    while (adding.length > 0) {
+      const batch = takeBatch(adding)
+      try {
+        await storeRows(batch.map(({ row }) => row))
+        for (const pending of batch) pending.done()
+      } catch (error) {
+        if (batch.length === 1 || error instanceof StorageUnavailableError) for (const pending of batch) pending.done(error)
+        else await Promise.all(batch.map(({ row, done }) => storeRows([row]).then(() => done(), done)))
+      }
+    }
+  })
+
   return {
     name: 'postgres',
     async init() {
@@ -267,30 +356,24 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       const { read, ...summary } = toSummary(email)
       const { cc, date, text, html, headers, priority, attachments, envelope, warnings } = email
       const body: EmailBody = { cc, date, text, html, headers, priority, attachments, envelope, warnings }
-      const received = Date.parse(email.time) || 0
-      const columns = searchColumns(email)
       // Made once, not again on each retry of the statement.
-      const search = nulFree(toSearchText(email))
-      let attempt = 0
-      await run('store an email', async () => {
-        attempt++
-        try {
-          await sql`
-            WITH added AS (
-              INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
-                from_text, to_text, cc_text, subject_text, filename_text)
-              VALUES (${inbox}, ${email.id}, ${received}, ${read}, ${email.size}, ${summary.attachmentCount}, ${inlineCount(email)},
-                ${jsonText(summary)}::text::json, ${jsonText(body)}::text::json, ${raw}, ${search},
-                ${columns.from_text}, ${columns.to_text}, ${columns.cc_text}, ${columns.subject_text}, ${columns.filename_text})
-              RETURNING id
-            )
-            SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'added', email.id)}) FROM added`
-        } catch (error) {
-          // A retry after a commit whose answer was lost finds its own row: stored, as asked.
-          if (attempt > 1 && (error as { code?: string }).code === '23505') return
-          if ((error as { code?: string }).code === '23505') throw new Error(`An email with id ${email.id} is already stored`)
-          throw error
-        }
+      const row: NewRow = {
+        inbox,
+        id: email.id,
+        received: Date.parse(email.time) || 0,
+        read,
+        size: email.size,
+        attachmentCount: summary.attachmentCount,
+        inlineCount: inlineCount(email),
+        summary: jsonText(summary),
+        body: jsonText(body),
+        raw,
+        search: nulFree(toSearchText(email)),
+        columns: searchColumns(email),
+      }
+      await new Promise<void>((resolve, reject) => {
+        adding.push({ row, done: (error) => (error === undefined ? resolve() : reject(error)) })
+        void addBatches()
       })
       analyzeSoon()
     },

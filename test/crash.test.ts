@@ -89,7 +89,7 @@ it(`keeps every acknowledged message across ${ROUNDS} SIGKILLs under load, and n
   console.info(
     `crash: ${ROUNDS} SIGKILLs at ${delays.join(', ')} ms into the load; ${sent.size} messages sent, ${acked.length} acknowledged, ${files.length} files, all acknowledged restored`,
   )
-})
+}, 180_000)
 
 // On PostgreSQL, arrivals share one insert (group commit): a kill between a batch's commit and its 250s,
 // or with a batch in flight, still leaves every acknowledged message stored, whole.

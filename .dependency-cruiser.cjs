@@ -17,7 +17,7 @@ const layers = [
   // The runner: one Svc with its plugins.
   ['^src/(svc|builtins)\\.ts$'],
   // The entry points: the CLI and the package's modules.
-  ['^src/cli/', '^src/(index|kit)\\.ts$'],
+  ['^src/cli/', '^src/(index|kit)\\.ts$', '^src/kit/'],
 ]
 
 const upward = layers.slice(0, -1).map((paths, index) => ({
@@ -48,10 +48,10 @@ module.exports = {
     },
     {
       name: 'plugins-use-public-entries',
-      comment: 'A plugin imports svc only through the entry points a user has: svc-mail, svc-mail/kit',
+      comment: 'A plugin imports svc only through the entry points a user has: svc-mail, svc-mail/kit and its helper entries (svc-mail/kit/mail, ...)',
       severity: 'error',
       from: { path: '^plugins/' },
-      to: { path: '^src/', pathNot: '^src/(index|kit)\\.ts$' },
+      to: { path: '^src/', pathNot: ['^src/(index|kit)\\.ts$', '^src/kit/'] },
     },
     {
       name: 'plugins-stand-alone',

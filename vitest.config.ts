@@ -18,6 +18,7 @@ export default defineConfig({
     alias: [
       { find: /^svc-mail$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
       { find: /^svc-mail\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
+      { find: /^svc-mail\/kit\/(cli|http|mail|runtime|search)$/, replacement: fileURLToPath(new URL('./src/kit/$1.ts', import.meta.url)) },
       { find: /^svc-mail\/testing$/, replacement: fileURLToPath(new URL('./plugins/api/testing.ts', import.meta.url)) },
       { find: /^svc-mail\/testing\/storage$/, replacement: fileURLToPath(new URL('./src/storage/testing.ts', import.meta.url)) },
     ],

@@ -13,7 +13,7 @@ export const packageRoot: string = (() => {
   return dir
 })()
 
-const packageJson = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string; description: string }
+const packageJson = JSON.parse(readFileSync(join(packageRoot, 'package.json'), 'utf8')) as { version: string; description: string; exports: Record<string, unknown> }
 
 export const packageVersion: string = packageJson.version
 
@@ -23,5 +23,16 @@ export const packageDescription: string = packageJson.description
 /** A sibling module of this one's own kind of file, so that aliases point at source under tests and at dist when built. */
 const sibling = (name: string) => fileURLToPath(new URL(`./${name}${import.meta.url.endsWith('.ts') ? '.ts' : '.js'}`, import.meta.url))
 
-/** The entry points `svc-mail` and `svc-mail/kit`, for config files loaded from any folder. */
-export const selfEntries: Record<string, string> = { 'svc-mail/kit': sibling('kit'), 'svc-mail': sibling('index') }
+/**
+ * The entry points `svc-mail`, `svc-mail/kit` and the kit's helpers
+ * (`svc-mail/kit/mail`, ...) as package.json exports them, for config files
+ * loaded from any folder. Longest first: an alias also matches what lies
+ * under it, so `svc-mail/kit` must not be tried before `svc-mail/kit/mail`.
+ */
+export const selfEntries: Record<string, string> = Object.fromEntries([
+  ...Object.keys(packageJson.exports)
+    .filter((key) => /^\.\/kit(\/|$)/.test(key))
+    .sort((a, b) => b.length - a.length)
+    .map((key) => [`svc-mail/${key.slice(2)}`, sibling(key.slice(2))]),
+  ['svc-mail', sibling('index')],
+])

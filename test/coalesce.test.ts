@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { coalesced } from '../src/kit.js'
+import { coalesced } from '../src/kit/runtime.js'
 
 it('runs one task at a time, and calls made during a run share the one run queued after it', async () => {
   let active = 0

@@ -5,6 +5,9 @@ import { tmpdir } from 'node:os'
 import { join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from './support/cli.js'
 
@@ -13,7 +16,7 @@ import { freePort } from './support/cli.js'
  * of its own (strict, nodenext, skipLibCheck off), where the docs' examples,
  * the config `svc init` writes and the plugins of docs/plugins.md must
  * type-check against the installed declarations alone, and the installed
- * `svc` must start.
+ * `svc` must start and run the docs' plugins.
  */
 
 const root = fileURLToPath(new URL('..', import.meta.url))
@@ -133,7 +136,8 @@ describe('the packed tarball', () => {
     const { analysis } = JSON.parse(report) as { analysis: { problems: Array<{ kind: string; resolutionKind?: string; resolutionOption?: string; fileName?: string }> } }
     const problems = analysis.problems.filter((problem) => !ignored.has(problem.resolutionKind ?? problem.resolutionOption ?? ''))
     expect(problems).toEqual([])
-  })
+    // Checking every entry point takes a while on a loaded machine.
+  }, 180_000)
 })
 
 describe('a project that installed the tarball', () => {
@@ -213,18 +217,50 @@ describe('a project that installed the tarball', () => {
     expect(output).not.toMatch(/failed|skipped/)
   }, 300_000)
 
-  it('starts the installed svc, healthy, and stops it', async () => {
+  it("starts the installed svc with the docs' plugins (an option, a hook, a route, an MCP tool and a driver), healthy, and stops it", async () => {
+    await cp(join(root, 'docs', 'examples'), join(project, 'examples'), { recursive: true })
+    await writeFile(
+      join(project, 'docs-plugins.config.ts'),
+      [
+        "import { defineConfig } from 'svc-mail'",
+        "import keywordAlerts from './examples/keyword-alerts.ts'",
+        "import mapStorage from './examples/map-storage.ts'",
+        "import senderStats from './examples/sender-stats.ts'",
+        '',
+        'export default defineConfig({ plugins: [keywordAlerts, senderStats, mapStorage] })',
+        '',
+      ].join('\n'),
+    )
     const [smtp, web] = [await freePort(), await freePort()]
-    const args = ['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--silent']
+    const args = ['--config', 'docs-plugins.config.ts', '--storage', 'map:', '--alert-words', 'urgent', '--mcp']
+    args.push('--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--silent')
     const child = spawn(join(project, 'node_modules', '.bin', 'svc'), args, { cwd: project, stdio: 'ignore' })
+    const base = `http://127.0.0.1:${web}`
+    const client = new Client({ name: 'svc-package-test', version: '1.0.0' })
     try {
       await expect
-        .poll(async () => (await fetch(`http://127.0.0.1:${web}/api/healthz`).catch(() => undefined))?.status, { timeout: 30_000, interval: 200 })
+        .poll(async () => (await fetch(`${base}/api/healthz`).catch(() => undefined))?.status, { timeout: 60_000, interval: 200 })
         .toBe(200)
+      // The option, from its flag; the driver, named by --storage.
+      expect(await (await fetch(`${base}/api/config`)).json()).toMatchObject({ alertWords: ['urgent'], storage: 'map:' })
+      const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtp, secure: false, ignoreTLS: true })
+      await transport.sendMail({ from: 'alice@example.com', to: 'qa@example.com', subject: 'Urgent: the build is red', text: 'Kept in a Map' })
+      transport.close()
+      // The hook counted it, and the route serves the count.
+      await expect
+        .poll(async () => (await fetch(`${base}/api/sender-stats`)).json(), { timeout: 30_000, interval: 200 })
+        .toEqual({ 'alice@example.com': 1 })
+      const page = (await (await fetch(`${base}/api/email/summary?search=map`)).json()) as { items: Array<{ id: string; subject: string }> }
+      expect(page.items.map((item) => item.subject)).toEqual(['Urgent: the build is red'])
+      // The hook of its own raised an alert, which the MCP tool lists.
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))
+      const result = (await client.callTool({ name: 'list_alerts', arguments: {} })) as { content: Array<{ text: string }> }
+      expect(JSON.parse(result.content[0]!.text)).toEqual([{ id: page.items[0]!.id, word: 'urgent', subject: 'Urgent: the build is red' }])
     } finally {
+      await client.close()
       child.kill('SIGTERM')
     }
     const [code] = await once(child, 'exit')
     expect(code).toBe(0)
-  }, 60_000)
+  }, 120_000)
 })

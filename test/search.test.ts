@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { compileSearch, formatSearch, hiddenRecipients, matchesSearch, parseSearch, searchTarget, type SearchTarget, type SearchTerm } from '../src/index.js'
+import type { SearchTerm } from '../src/index.js'
+import { compileSearch, formatSearch, hiddenRecipients, matchesSearch, parseSearch, searchTarget, type SearchTarget } from '../src/kit/search.js'
 import { searchFixtureCases, searchFixtureEmails } from '../src/storage/fixtures.js'
 
 const terms = (input: string) => parseSearch(input).terms

@@ -1,4 +1,5 @@
-import { definePlugin, defineStorageDriver, toSummary, type Email, type StorageDriver } from 'svc-mail/kit'
+import { definePlugin, defineStorageDriver, type Email, type StorageDriver } from 'svc-mail/kit'
+import { toSummary } from 'svc-mail/kit/mail'
 
 /** One inbox: each message whole, in the order it was added. */
 type Stored = Map<string, { email: Email; raw: Buffer }>

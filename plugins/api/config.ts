@@ -1,4 +1,5 @@
-import { packageVersion, type SvcConfig } from 'svc-mail/kit'
+import { type SvcConfig } from 'svc-mail/kit'
+import { packageVersion } from 'svc-mail/kit/runtime'
 
 /** Where svc really listens, which differs from the configuration when a port was 0. */
 export interface ListeningPorts {

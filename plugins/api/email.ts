@@ -1,6 +1,7 @@
 import { HTTPError } from 'h3'
 import { z } from 'zod'
-import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER, noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import type { DefineInboxRoute } from './route.js'

@@ -1,6 +1,8 @@
 import type { H3, H3Route } from 'h3'
 import { z } from 'zod'
-import { packageVersion, PROBE_PATHS, type ApiRouteMeta } from 'svc-mail/kit'
+import { type ApiRouteMeta } from 'svc-mail/kit'
+import { PROBE_PATHS } from 'svc-mail/kit/http'
+import { packageVersion } from 'svc-mail/kit/runtime'
 import { errorSchema } from './schemas.js'
 
 type JsonSchema = Record<string, unknown>

@@ -1,5 +1,5 @@
 import { HTTPError } from 'h3'
-import { searchBoundsProblem } from 'svc-mail/kit'
+import { searchBoundsProblem } from 'svc-mail/kit/search'
 import { z } from 'zod'
 
 /** A query value that must be a whole number >= 0, e.g. `skip=20`. */

@@ -4,7 +4,8 @@
  * so a field added to the record and forgotten here fails the typecheck.
  */
 import { z } from 'zod'
-import type { Attachment, BulkDeleteResult, Email, EmailSummary, InboxInfo, MailLink, SummaryPage } from 'svc-mail/kit'
+import type { Attachment, BulkDeleteResult, Email, EmailSummary, InboxInfo, SummaryPage } from 'svc-mail/kit'
+import type { MailLink } from 'svc-mail/kit/mail'
 
 const address = z.object({ address: z.string(), name: z.string().optional().meta({ description: 'Display name' }) }).meta({ id: 'Address' })
 

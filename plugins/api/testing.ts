@@ -10,20 +10,18 @@ import { randomBytes } from 'node:crypto'
 import { Svc } from 'svc-mail'
 import {
   DEFAULT_INBOX,
-  filterSearch,
-  formatSearch,
-  hostPort,
   INBOX_NAME_RULE,
   inboxName,
-  localAddresses,
   type Email,
   type EmailSummary,
-  type MailLink,
   type SummaryPage,
   type SvcOptions,
 } from 'svc-mail/kit'
+import { type MailLink } from 'svc-mail/kit/mail'
+import { filterSearch, formatSearch } from 'svc-mail/kit/search'
+import { hostPort, localAddresses } from 'svc-mail/kit/http'
 
-export type { MailLink } from 'svc-mail/kit'
+export type { MailLink } from 'svc-mail/kit/mail'
 
 /** Which mail counts; every field given must match (as `GET /api/email/wait` takes them). */
 export interface InboxFilter {

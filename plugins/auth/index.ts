@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
-import { createLoginThrottle, defineOptions, definePlugin, needTogether, PROBE_PATHS, safeEqual, type GuardRejection, type OptionValues, type SvcConfig } from 'svc-mail/kit'
+import { defineOptions, definePlugin, needTogether, type GuardRejection, type OptionValues, type SvcConfig } from 'svc-mail/kit'
+import { createLoginThrottle, PROBE_PATHS, safeEqual } from 'svc-mail/kit/http'
 import { parseAuthorization, type Credentials } from './credentials.js'
 import { inboxKey, inboxKeyReaches, type InboxKey } from './inbox-keys.js'
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Worker } from 'node:worker_threads'
-import { packageRoot } from 'svc-mail/kit'
+import { packageRoot } from 'svc-mail/kit/runtime'
 
 /** Longer than this and the scan is given up, the worker replaced: no body holds the checker for ever. */
 const HTML_SCAN_TIMEOUT_MS = 60_000

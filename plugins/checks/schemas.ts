@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { LINK_LIMITS } from 'svc-mail/kit'
+import { LINK_LIMITS } from 'svc-mail/kit/mail'
 import { PLATFORMS } from './platforms.js'
 
 const percent = z.number().min(0).max(100)

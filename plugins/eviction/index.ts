@@ -1,4 +1,5 @@
-import { coalesced, defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc-mail/kit'
+import { defineOptions, definePlugin, type MailStore, type OptionValues } from 'svc-mail/kit'
+import { coalesced } from 'svc-mail/kit/runtime'
 
 const options = defineOptions({
   maxEmails: { type: 'count', default: 0, env: 'SVC_MAX_EMAILS', description: 'Cap on stored mail, oldest evicted first; 0 means no cap' },

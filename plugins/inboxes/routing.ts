@@ -1,4 +1,5 @@
-import { compileSearch, inboxName, inboxNameSchema, parseSearch, searchBoundsProblem, searchTarget, type Email, type SearchMatcher } from 'svc-mail/kit'
+import { inboxName, inboxNameSchema, type Email } from 'svc-mail/kit'
+import { compileSearch, parseSearch, searchBoundsProblem, searchTarget, type SearchMatcher } from 'svc-mail/kit/search'
 import { z } from 'zod'
 
 /** The ways to choose a message's inboxes, tried in this order (contract: "Inboxes"). */

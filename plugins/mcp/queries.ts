@@ -1,4 +1,5 @@
-import { filterSearch, type Email, type EmailSummary, type SearchFilter } from 'svc-mail/kit'
+import { type Email, type EmailSummary } from 'svc-mail/kit'
+import { filterSearch, type SearchFilter } from 'svc-mail/kit/search'
 import { MailNotFoundError, type MailSource } from './source.js'
 
 /** What `svc_search_emails` filters on; every field narrows the result. */

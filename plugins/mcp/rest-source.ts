@@ -1,4 +1,6 @@
-import { DEFAULT_INBOX, formatSearch, LINKS_TRUNCATED_HEADER, type Email, type InboxInfo, type MailLink, type SummaryPage } from 'svc-mail/kit'
+import { DEFAULT_INBOX, type Email, type InboxInfo, type SummaryPage } from 'svc-mail/kit'
+import { LINKS_TRUNCATED_HEADER, type MailLink } from 'svc-mail/kit/mail'
+import { formatSearch } from 'svc-mail/kit/search'
 import { MailNotFoundError, type HtmlCheck, type LinkCheck, type MailSource, type MailSources, type SpamCheck } from './source.js'
 
 export interface RestSourceOptions {

@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
-import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName, packageVersion } from 'svc-mail/kit'
+import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from 'svc-mail/kit'
+import { packageVersion } from 'svc-mail/kit/runtime'
 import { registerCheckTools } from './check-tools.js'
 import type { McpContext } from './context.js'
 import { registerPrompts } from './prompts.js'

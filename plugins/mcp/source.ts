@@ -1,4 +1,6 @@
-import type { AttachmentContent, Email, InboxInfo, LinkList, PageQuery, SearchFilter, SummaryPage, SvcServices } from 'svc-mail/kit'
+import type { AttachmentContent, Email, InboxInfo, PageQuery, SummaryPage, SvcServices } from 'svc-mail/kit'
+import type { LinkList } from 'svc-mail/kit/mail'
+import type { SearchFilter } from 'svc-mail/kit/search'
 
 /** Thrown by a MailSource for an id or attachment that does not exist. */
 export { MailNotFoundError } from 'svc-mail/kit'

@@ -6,7 +6,9 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { parseArgs, type ArgsDef } from 'citty'
-import { inboxName, INBOX_NAME_RULE, packageVersion, renderHelp, unknownFlags, type HelpPage } from 'svc-mail/kit'
+import { inboxName, INBOX_NAME_RULE } from 'svc-mail/kit'
+import { renderHelp, unknownFlags, type HelpPage } from 'svc-mail/kit/cli'
+import { packageVersion } from 'svc-mail/kit/runtime'
 import { createRestSources, splitCredentials } from './rest-source.js'
 import { createMcpServer } from './server.js'
 

@@ -1,4 +1,5 @@
-import { extractLinks, noEmailWithId, type MailStore, type SvcContext } from 'svc-mail/kit'
+import { noEmailWithId, type MailStore, type SvcContext } from 'svc-mail/kit'
+import { extractLinks } from 'svc-mail/kit/mail'
 import type { MailSource, MailSources } from './source.js'
 
 /** The MailSources of the `/mcp` endpoint: this process's store, no HTTP round trip. */

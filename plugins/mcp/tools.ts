@@ -1,7 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { z } from 'zod'
-import { LINK_LIMITS } from 'svc-mail/kit'
+import { LINK_LIMITS } from 'svc-mail/kit/mail'
 import { BODY_LENGTH_DEFAULT, BODY_LENGTH_MAX, boundBodies } from './bodies.js'
 import { inboxArgument, openInbox, toolResult, withLink, type McpContext } from './context.js'
 import { latestEmails, searchEmails } from './queries.js'

@@ -1,12 +1,5 @@
 import {
-  attachmentNames,
-  compileSearch,
   defineStorageDriver,
-  hiddenRecipients,
-  inlineCount,
-  timeSlice,
-  toEmail,
-  toSummary,
   type Address,
   type Email,
   type EmailSummary,
@@ -19,6 +12,9 @@ import {
   type SortOrder,
   type StorageDriver,
 } from 'svc-mail/kit'
+import { attachmentNames, inlineCount, toEmail, toSummary } from 'svc-mail/kit/mail'
+import { compileSearch, hiddenRecipients } from 'svc-mail/kit/search'
+import { timeSlice } from 'svc-mail/kit/runtime'
 import { mayContain, needleBits } from './filter.js'
 import { keptContent, keptTarget, unindexed, type RestorableEntry } from './kept.js'
 import { unpackBody } from './pack.js'

@@ -1,4 +1,5 @@
-import { hiddenRecipients, type Email, type KeptMail, type SearchTarget } from 'svc-mail/kit'
+import { type Email, type KeptMail } from 'svc-mail/kit'
+import { hiddenRecipients, type SearchTarget } from 'svc-mail/kit/search'
 import { trigramFilter } from './filter.js'
 import { searchIndex } from './prepare.js'
 

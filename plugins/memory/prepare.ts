@@ -1,4 +1,5 @@
-import { toSearchText, type Email } from 'svc-mail/kit'
+import { type Email } from 'svc-mail/kit'
+import { toSearchText } from 'svc-mail/kit/mail'
 import { trigramFilter } from './filter.js'
 import { packBody } from './pack.js'
 

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { coalesced } from 'svc-mail/kit'
+import { coalesced } from 'svc-mail/kit/runtime'
 
 /**
  * An id that can name a file and nothing else: no dots, no separators.

@@ -1,6 +1,7 @@
 import { lstatSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
-import { notAMessage, parseMail, type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc-mail/kit'
+import { type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc-mail/kit'
+import { notAMessage, parseMail } from 'svc-mail/kit/mail'
 import { mailFilePath, readRegularFile } from './files.js'
 import { readMetaHeadSync, readMetaRecord, type MetaHead } from './meta.js'
 

@@ -1,7 +1,8 @@
 import { closeSync, constants, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import { open, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { attachmentNames, inlineCount, RECORD_VERSION, recordedFields, toEmail, toSummary, type Address, type Email, type EmailSummary, type EmailUpdate, type Envelope } from 'svc-mail/kit'
+import { type Address, type Email, type EmailSummary, type EmailUpdate, type Envelope } from 'svc-mail/kit'
+import { attachmentNames, inlineCount, RECORD_VERSION, recordedFields, toEmail, toSummary } from 'svc-mail/kit/mail'
 import { isSafeId, metaFilePath, readRegularFile } from './files.js'
 
 /**

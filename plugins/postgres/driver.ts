@@ -1,14 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import postgres, { type Fragment, type Sql } from 'postgres'
 import {
-  coalesced,
   defineStorageDriver,
-  inlineCount,
-  SearchBoundsError,
   StorageUnavailableError,
-  toEmail,
-  toSearchText,
-  toSummary,
   type Email,
   type EmailBody,
   type EmailSummary,
@@ -20,6 +14,9 @@ import {
   type StorageChange,
   type StorageDriver,
 } from 'svc-mail/kit'
+import { inlineCount, toEmail, toSearchText, toSummary } from 'svc-mail/kit/mail'
+import { SearchBoundsError } from 'svc-mail/kit/search'
+import { coalesced } from 'svc-mail/kit/runtime'
 import { createRunner, describeServer } from './connection.js'
 import { migrate } from './schema.js'
 import { idValue, nulFree, searchColumns, searchConditions } from './search.js'

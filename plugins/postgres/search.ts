@@ -1,5 +1,6 @@
 import type { Fragment, Sql } from 'postgres'
-import { attachmentNames, InvalidRequestError, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
+import { InvalidRequestError, type SearchField, type SearchQuery, type SearchTerm } from 'svc-mail/kit'
+import { attachmentNames } from 'svc-mail/kit/mail'
 import type { Address, Email } from 'svc-mail/kit'
 
 /** The lower-case texts a message is searched by, one column each (see schema.ts). */

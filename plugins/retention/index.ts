@@ -1,4 +1,5 @@
-import { defineOptions, definePlugin, parseDuration, SUMMARY_LIMIT_MAX, type MailStore, type OptionValues, type SearchQuery } from 'svc-mail/kit'
+import { defineOptions, definePlugin, SUMMARY_LIMIT_MAX, type MailStore, type OptionValues, type SearchQuery } from 'svc-mail/kit'
+import { parseDuration } from 'svc-mail/kit/cli'
 
 const options = defineOptions({
   maxAge: {

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http'
 import { Server, type Socket } from 'socket.io'
-import { boundSummary, createAdmission, defineOptions, definePlugin, inboxName, INBOX_NAME_RULE, toSummary, type EmailSummary, type OptionValues, type SvcServices } from 'svc-mail/kit'
+import { defineOptions, definePlugin, inboxName, INBOX_NAME_RULE, type EmailSummary, type OptionValues, type SvcServices } from 'svc-mail/kit'
+import { boundSummary, toSummary } from 'svc-mail/kit/mail'
+import { createAdmission } from 'svc-mail/kit/http'
 
 const options = defineOptions({
   socketioMaxSessions: {

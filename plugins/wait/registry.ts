@@ -1,4 +1,6 @@
-import { compileSearch, DEFAULT_INBOX, filterSearch, searchTarget, timeSlice, type Email, type MailStore, type SearchFilter, type SearchMatcher, type SearchQuery } from 'svc-mail/kit'
+import { DEFAULT_INBOX, type Email, type MailStore, type SearchQuery } from 'svc-mail/kit'
+import { compileSearch, filterSearch, searchTarget, type SearchFilter, type SearchMatcher } from 'svc-mail/kit/search'
+import { timeSlice } from 'svc-mail/kit/runtime'
 
 /** What a wait looks for; every field given must match, text fields as case-insensitive substrings. */
 type MailWaitFilter = Pick<SearchFilter, 'query' | 'from' | 'to' | 'subject' | 'since'>

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'
 import { readFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
 import { HTTPError, getRouterParam } from 'h3'
-import { packageRoot } from 'svc-mail/kit'
+import { packageRoot } from 'svc-mail/kit/runtime'
 import { definePlugin } from 'svc-mail/kit'
 
 /** The inbox page's files, shipped in the package beside `dist/` (see package.json `files`). */

@@ -1,4 +1,6 @@
-import { boundSummary, compileSearch, defineOptions, definePlugin, searchTarget, toSummary, type EmailSummary, type OptionValues, type SearchMatcher } from 'svc-mail/kit'
+import { defineOptions, definePlugin, type EmailSummary, type OptionValues } from 'svc-mail/kit'
+import { boundSummary, toSummary } from 'svc-mail/kit/mail'
+import { compileSearch, searchTarget, type SearchMatcher } from 'svc-mail/kit/search'
 import { createDeliveryQueue, displayUrl, type WebhookDelivered, type WebhookFailed } from './queue.js'
 import { WEBHOOK_EVENTS, webhookEvent, webhookTarget, type WebhookEvent } from './targets.js'
 

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { ConsolaInstance } from 'consola'
-import { packageVersion } from 'svc-mail/kit'
+import { packageVersion } from 'svc-mail/kit/runtime'
 import type { WebhookEvent } from './targets.js'
 
 /** One event on its way to one webhook. */

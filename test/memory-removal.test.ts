@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
 import { mb, startChild, type ChildSvc } from './support/child.js'
 import { sendRaw } from './support/smtp.js'
@@ -14,8 +15,8 @@ const ATTACHMENT_BYTES = 4 * 1024 * 1024
 
 let svc: ChildSvc
 
-function largeMessage(index: number): Buffer {
-  const body = randomBytes(ATTACHMENT_BYTES).toString('base64').replace(/.{76}/g, '$&\r\n')
+function largeMessage(index: number, attachmentBytes = ATTACHMENT_BYTES): Buffer {
+  const body = randomBytes(attachmentBytes).toString('base64').replace(/.{76}/g, '$&\r\n')
   return Buffer.from(
     `From: reports@example.com\r\nTo: inbox@example.com\r\nSubject: large ${index}\r\nMIME-Version: 1.0\r\n` +
       'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nThe export is attached.\r\n' +
@@ -52,3 +53,30 @@ it('frees what an evicted message held at once: 40 large messages with --max-ema
   expect(last.rss - warm.rss, report).toBeLessThan(8 * message)
   expect(last.heapUsed - warm.heapUsed, report).toBeLessThan(message)
 }, 180_000)
+
+it('serves a 20 MB source to five readers that stop reading without a copy of the whole for each', async () => {
+  // An attachment of 15 MB: 20 MB on the wire, kept as received.
+  const source = largeMessage(1000, 15 * 1024 * 1024)
+  expect((await sendRaw(svc.smtpPort, { data: source })).code).toBe(250)
+  const [{ id }] = (await (await fetch(`${svc.baseUrl}/api/email/summary`)).json()).items as Array<{ id: string }>
+  const before = await svc.memory()
+  const { port } = new URL(svc.baseUrl)
+  // Each reader takes the first bytes of the answer (so its request was handled) and then reads no more.
+  const readers = await Promise.all(
+    ['source', 'download', 'source', 'download', 'source'].map(
+      (route) =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET /api/email/${id}/${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`))
+          socket.once('data', () => {
+            socket.pause()
+            resolve(socket)
+          })
+          socket.once('error', reject)
+        }),
+    ),
+  )
+  const during = await svc.memory()
+  for (const socket of readers) socket.destroy()
+  // Each held a whole copy in the last release: five times the message; now a few chunks each.
+  expect(during.arrayBuffers - before.arrayBuffers, `buffers ${mb(before.arrayBuffers)} before, ${mb(during.arrayBuffers)} with the readers`).toBeLessThan(source.length)
+}, 120_000)

@@ -29,3 +29,22 @@ export function jsonArrayStream(items: AsyncIterable<unknown>): ReadableStream<U
     },
   })
 }
+
+/**
+ * Bytes the store keeps, served a chunk at a time as the client reads: each
+ * chunk is copied when it is sent, so a reader (however slow, or however
+ * many) never holds a copy of the whole.
+ */
+export function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+  let offset = 0
+  return new ReadableStream({
+    pull(controller) {
+      if (offset >= bytes.length) return controller.close()
+      const end = Math.min(bytes.length, offset + CHUNK_SIZE)
+      const chunk = new Uint8Array(end - offset)
+      chunk.set(bytes.subarray(offset, end))
+      offset = end
+      controller.enqueue(chunk)
+    },
+  })
+}

@@ -339,7 +339,7 @@ describe('the commands of docs/ and README.md', () => {
         [rest.from, auth.from, mailDirectory.from, relay.from],
       )
     },
-    60_000,
+    180_000,
   )
 
   it.concurrent(
@@ -367,7 +367,7 @@ describe('the commands of docs/ and README.md', () => {
         { concurrent: true },
       )
     },
-    60_000,
+    180_000,
   )
 
   it.concurrent(
@@ -384,7 +384,7 @@ describe('the commands of docs/ and README.md', () => {
       expect((await metrics.api(`/api/email/${first.id}`, { method: 'DELETE' })).status).toBe(200)
       await check(expect, runHere('docs/metrics.md'), async () => ({ substitutions: metrics.ports('') }), [metrics.from])
     },
-    60_000,
+    180_000,
   )
 
   it.concurrent(
@@ -418,7 +418,7 @@ describe('the commands of docs/ and README.md', () => {
         { concurrent: true },
       )
     },
-    60_000,
+    180_000,
   )
 
   it.concurrent(
@@ -445,7 +445,7 @@ describe('the commands of docs/ and README.md', () => {
       expect(email.envelope.to.map(({ address }: { address: string }) => address).sort()).toEqual(['audit@example.com', 'bob@example.com'])
       expect(email.headers.bcc).toBeUndefined()
     },
-    60_000,
+    180_000,
   )
 
   it('runs every command of README.md and docs/ here or in the test file named, or says why not', async () => {

@@ -30,8 +30,9 @@ export default defineConfig({
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Suites start real servers on free ports; two workers match the 2-core machines.
-    maxWorkers: 2,
+    // Suites start real servers on free ports and spend much of their time waiting on them
+    // (child processes, Chromium, PostgreSQL): a third worker fills those waits on 2 cores.
+    maxWorkers: 3,
     sequence: { sequencer: SlowestFirst },
   },
 })

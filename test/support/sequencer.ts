@@ -10,13 +10,19 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  * fill in beside them.
  */
 const SLOWEST = [
+  'test/inbox-layout.test.ts',
   'test/package.test.ts',
   'test/inbox.test.ts',
-  'test/bounds-search.test.ts',
-  'test/cli.test.ts',
+  'test/docs.test.ts',
+  'test/postgres-instances.test.ts',
   'test/postgres-outage.test.ts',
-  'test/abuse-html.test.ts',
   'test/healthcheck.test.ts',
+  'test/abuse-html.test.ts',
+  'test/storage.test.ts',
+  'test/cli.test.ts',
+  'test/bounds-parse.test.ts',
+  'test/abuse-smtp.test.ts',
+  'test/testing.test.ts',
 ]
 
 /**

@@ -172,11 +172,14 @@ async function startShown(command: string, cwd: string, extra: SvcOptions = {}):
   })
   const { port: web } = new URL(t.baseUrl)
   const ports = (shown: string) => {
-    const [webShown, smtpShown] = /:21080\b/.test(shown) ? ['21080', '21025'] : ['1080', '1025']
+    const [webShown, smtpShown] = /\b21080\b/.test(shown) ? ['21080', '21025'] : ['1080', '1025']
     return [
       [`:${webShown}`, `:${web}`],
       [`:${smtpShown}`, `:${t.smtpPort}`],
       [`127.0.0.1:${webShown}`, `127.0.0.1:${web}`],
+      // The busy-port example names the port bare (`npx svc --web 21080`), and svc's answer too.
+      [`--web ${webShown}`, `--web ${web}`],
+      [`Web port ${webShown}`, `Web port ${web}`],
     ] as Substitution[]
   }
   return { ...t, from: command, ports }

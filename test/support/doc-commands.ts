@@ -111,6 +111,18 @@ export function runShown(
     })
     let output = ''
     let stopped = false
+    const stop = () => {
+      try {
+        process.kill(-child.pid!)
+      } catch {
+        // It had ended by itself.
+      }
+    }
+    // A command the page shows ending that does not (a server started by mistake) is stopped, and says so in its output.
+    const cutOff = setTimeout(() => {
+      output += `\n[still running after ${COMMAND_LIMIT_MS / 1000} s: stopped]`
+      stop()
+    }, COMMAND_LIMIT_MS)
     child.stdout.on('data', (chunk) => {
       if (stopped) return
       output += chunk
@@ -118,20 +130,20 @@ export function runShown(
       if (until && output.includes(until)) {
         stopped = true
         output = output.slice(0, output.indexOf(until))
-        try {
-          process.kill(-child.pid!)
-        } catch {
-          // It had ended by itself.
-        }
+        stop()
       }
     })
     child.on('error', reject)
     child.on('close', (code) => {
+      clearTimeout(cutOff)
       const shown = substitutions.reduce((text, [page, local]) => replaceWhole(text, local, page), output.replace(/[ \t]*\r?$/gm, ''))
       resolve({ output: shown.replace(/\s+$/, ''), code })
     })
   })
 }
+
+/** The longest a shown command may run: each of the pages' commands ends within seconds. */
+const COMMAND_LIMIT_MS = 30_000
 
 /** `text` with every `from` not followed by a digit (a port 1080 is not the start of 10800) replaced by `to`. */
 const replaceWhole = (text: string, from: string, to: string) => text.replace(new RegExp(`${escape(from)}(?![0-9])`, 'g'), () => to)

@@ -4,7 +4,7 @@ import { noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc
 import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
-import { bytesStream } from './stream.js'
+import { bytesResponse } from './stream.js'
 import type { DefineInboxRoute } from './route.js'
 import { doneSchema, emailSchema, emailSummarySchema, linksSchema } from './schemas.js'
 
@@ -155,9 +155,7 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     errors: { 404: noEmail },
     handler: async (_event, { params: { id } }, store) => {
       const raw = await requireRaw(store, id)
-      return new Response(bytesStream(raw), {
-        headers: { 'content-length': String(raw.length), 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-security-policy': CONTENT_POLICY },
-      })
+      return bytesResponse(raw, { 'content-type': 'text/plain; charset=utf-8', 'x-content-type-options': 'nosniff', 'content-security-policy': CONTENT_POLICY })
     },
   })
 
@@ -170,13 +168,10 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     errors: { 404: noEmail },
     handler: async (_event, { params: { id } }, store) => {
       const raw = await requireRaw(store, id)
-      return new Response(bytesStream(raw), {
-        headers: {
-          'content-length': String(raw.length),
-          'content-type': 'message/rfc822',
-          'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
-          'content-security-policy': CONTENT_POLICY,
-        },
+      return bytesResponse(raw, {
+        'content-type': 'message/rfc822',
+        'content-disposition': `attachment; filename="${id.replace(/[^\w.-]/g, '_')}.eml"`,
+        'content-security-policy': CONTENT_POLICY,
       })
     },
   })
@@ -191,15 +186,12 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     handler: async (_event, { params: { id, filename } }, store) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
       const found = await store.requireAttachment(id, filename)
-      return new Response(bytesStream(found.content), {
-        headers: {
-          'content-length': String(found.content.length),
-          'content-type': servedType(found.contentType),
-          'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
-          'x-content-type-options': 'nosniff',
-          // An attachment opened from the inbox or from a link of the mail must not run in svc's origin, next to the API.
-          'content-security-policy': CONTENT_POLICY,
-        },
+      return bytesResponse(found.content, {
+        'content-type': servedType(found.contentType),
+        'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
+        'x-content-type-options': 'nosniff',
+        // An attachment opened from the inbox or from a link of the mail must not run in svc's origin, next to the API.
+        'content-security-policy': CONTENT_POLICY,
       })
     },
   })

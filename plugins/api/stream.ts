@@ -35,7 +35,7 @@ export function jsonArrayStream(items: AsyncIterable<unknown>): ReadableStream<U
  * chunk is copied when it is sent, so a reader (however slow, or however
  * many) never holds a copy of the whole.
  */
-export function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
+function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
   let offset = 0
   return new ReadableStream({
     pull(controller) {
@@ -47,4 +47,9 @@ export function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
       controller.enqueue(chunk)
     },
   })
+}
+
+/** A response of bytes the store keeps, streamed as above, with their length and `headers`. */
+export function bytesResponse(bytes: Uint8Array, headers: Record<string, string>): Response {
+  return new Response(bytesStream(bytes), { headers: { 'content-length': String(bytes.length), ...headers } })
 }

@@ -6,12 +6,19 @@ export function createMetrics(store: MailStore, smtp: SmtpIntake) {
   const register = new Registry()
   collectDefaultMetrics({ register })
   const registers = [register]
-  const inboxCounts = async (pick: 'total' | 'unread', gauge: Gauge<'inbox'>) => {
-    // Read at scrape time from the store: on shared PostgreSQL, what every instance sees; an inbox removed since drops out.
-    const inboxes = await store.inboxes()
-    gauge.reset()
-    for (const info of inboxes) gauge.set({ inbox: info.name }, info[pick])
-  }
+  /** A gauge of one count per inbox, read at scrape time from the store: on shared PostgreSQL, what every instance sees; an inbox removed since drops out. */
+  const inboxGauge = (name: string, help: string, pick: 'total' | 'unread') =>
+    new Gauge({
+      name,
+      help,
+      labelNames: ['inbox'] as const,
+      registers,
+      async collect() {
+        const inboxes = await store.inboxes()
+        this.reset()
+        for (const info of inboxes) this.set({ inbox: info.name }, info[pick])
+      },
+    })
   return {
     register,
     received: new Counter({ name: 'svc_messages_received_total', help: 'Messages this instance took in: accepted over SMTP or reloaded from the mail directory', registers }),
@@ -22,24 +29,8 @@ export function createMetrics(store: MailStore, smtp: SmtpIntake) {
       registers,
     }),
     deleted: new Counter({ name: 'svc_messages_deleted_total', help: 'Messages this instance removed (routes, tools, eviction, retention)', registers }),
-    stored: new Gauge({
-      name: 'svc_messages_stored',
-      help: 'Messages in each inbox, as the storage counts them',
-      labelNames: ['inbox'] as const,
-      registers,
-      async collect() {
-        await inboxCounts('total', this)
-      },
-    }),
-    unread: new Gauge({
-      name: 'svc_messages_unread',
-      help: 'Unread messages in each inbox, as the storage counts them',
-      labelNames: ['inbox'] as const,
-      registers,
-      async collect() {
-        await inboxCounts('unread', this)
-      },
-    }),
+    stored: inboxGauge('svc_messages_stored', 'Messages in each inbox, as the storage counts them', 'total'),
+    unread: inboxGauge('svc_messages_unread', 'Unread messages in each inbox, as the storage counts them', 'unread'),
     sessions: new Gauge({
       name: 'svc_smtp_sessions',
       help: 'SMTP connections open on this instance',

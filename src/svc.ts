@@ -24,9 +24,6 @@ export interface SvcInstance {
   api: HttpShell
 }
 
-/** Most ids kept of remote arrivals found gone before they were read (see announceChange). */
-const UNSEEN_REMOTE_LIMIT = 10_000
-
 /**
  * One svc instance: `new Svc(options)`, `await start()`, `await stop()`.
  * Options are validated at construction and throw a ConfigError.
@@ -46,8 +43,6 @@ export class Svc {
   private teardowns: Teardown[] = []
   /** What each plugin registered through its context, released at stop. */
   private scopes: PluginScope[] = []
-  /** Ids another process added that were gone before this one read them (announceChange). */
-  private unseenRemoteMail = new Set<string>()
   private state: 'idle' | 'starting' | 'running' | 'stopped' = 'idle'
 
   constructor(options: SvcOptions | SvcConfig = {}) {
@@ -125,27 +120,12 @@ export class Svc {
     for (const scope of this.scopes.splice(0)) scope.release()
   }
 
-  /**
-   * Tells this process's listeners of a change another process made to shared
-   * storage. A message removed before this process could read it is
-   * announced to them neither as new nor as removed.
-   */
+  /** Tells this process's listeners of a change another process made to shared storage. */
   private async announceChange(change: StorageChange): Promise<void> {
     try {
-      const key = (id: string) => `${change.inbox}/${id}`
-      if (change.type === 'removed') {
-        if (!this.unseenRemoteMail.delete(key(change.id))) await this.hooks.callHook('mail:deleted', { inbox: change.inbox, id: change.id, remote: true })
-      } else if (change.type === 'read' || change.type === 'unread') await this.hooks.callHook('mail:read', { inbox: change.inbox, ids: change.ids, read: change.type === 'read' })
-      else {
-        const store = this.store.inbox(change.inbox)
-        const [email, raw] = await Promise.all([store.get(change.id), store.raw(change.id)])
-        if (email && raw) await this.arrivals.announce(email, raw)
-        else {
-          this.unseenRemoteMail.add(key(change.id))
-          // A message this process removed itself is never announced back, so its id stays; keep the newest only.
-          if (this.unseenRemoteMail.size > UNSEEN_REMOTE_LIMIT) this.unseenRemoteMail.delete(this.unseenRemoteMail.values().next().value!)
-        }
-      }
+      if (change.type === 'removed') await this.hooks.callHook('mail:deleted', { inbox: change.inbox, id: change.id, remote: true })
+      else if (change.type === 'read' || change.type === 'unread') await this.hooks.callHook('mail:read', { inbox: change.inbox, ids: change.ids, read: change.type === 'read' })
+      else await this.arrivals.announce(change.email, change.raw)
     } catch (error) {
       this.logger.error(`A handler failed on a change from another instance: ${(error as Error).message}`)
     }

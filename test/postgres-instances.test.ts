@@ -42,13 +42,16 @@ interface Listener {
   added: string[]
   subjects: string[]
   deleted: string[]
+  /** Each newMail event by id. */
+  summaries: Map<string, EmailSummary>
 }
 
 async function listen(svc: ChildSvc): Promise<Listener> {
   const socket = io(svc.baseUrl, { path: '/socket.io', reconnection: false, transports: ['websocket'] })
   sockets.push(socket)
-  const heard: Listener = { added: [], subjects: [], deleted: [] }
+  const heard: Listener = { added: [], subjects: [], deleted: [], summaries: new Map() }
   socket.on('newMail', (summary: EmailSummary) => {
+    heard.summaries.set(summary.id, summary)
     heard.added.push(summary.id)
     heard.subjects.push(summary.subject)
   })
@@ -105,6 +108,8 @@ describe('three instances on one database', () => {
       await expect.poll(() => listener.added.length, { timeout: 2000 }).toBe(5)
       expect(sorted(listener.added)).toEqual(sorted(ids))
     }
+    // The instance that took a message in and those that read it back announce the same event.
+    for (const id of ids) expect(heard.map((listener) => listener.summaries.get(id))).toEqual(Array(3).fill(heard[0]!.summaries.get(id)))
 
     // A message taken in by A, read through C with its exact bytes; read state and counts shared.
     const fromA = listed.items.find((item) => item.subject === 'via-a n0')!

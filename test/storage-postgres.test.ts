@@ -1,3 +1,4 @@
+import net from 'node:net'
 import postgres from 'postgres'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { postgresDriver } from '../plugins/postgres/index.js'
@@ -17,6 +18,55 @@ let inboxes = 0
 beforeAll(async () => {
   url = await freshDatabase()
 })
+
+/**
+ * A TCP relay to the database that counts the statements its clients run:
+ * the Execute and Query messages of the protocol, after each connection's
+ * untyped start-up message.
+ */
+async function countingRelay(url: string): Promise<{ url: string; statements(): number; close(): Promise<void> }> {
+  const target = new URL(url)
+  let statements = 0
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('error', () => {})
+      socket.on('close', () => {
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    let pending = Buffer.alloc(0)
+    let started = false
+    client.on('data', (chunk: Buffer) => {
+      upstream.write(chunk)
+      pending = Buffer.concat([pending, chunk])
+      for (;;) {
+        const typeBytes = started ? 1 : 0
+        if (pending.length < typeBytes + 4) break
+        const length = typeBytes + pending.readUInt32BE(typeBytes)
+        if (pending.length < length) break
+        if (started && (pending[0] === 0x45 || pending[0] === 0x51)) statements++
+        pending = pending.subarray(length)
+        started = true
+      }
+    })
+    upstream.on('data', (chunk: Buffer) => client.write(chunk))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const relayed = new URL(url)
+  relayed.port = String((server.address() as net.AddressInfo).port)
+  return {
+    url: relayed.href,
+    statements: () => statements,
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise((resolve) => server.close(() => resolve()))
+    },
+  }
+}
 
 describe('the postgres driver', () => {
   const opened: StorageDriver[] = []
@@ -57,14 +107,18 @@ describe('the postgres driver', () => {
     await add(here, inbox, email('w1', 0))
     await add(here, inbox, email('w2', 1))
     await add(here, 'other', email('w1', 2))
+    // Read back once heard of: as stored then, unread.
+    await expect.poll(() => heard.length).toBe(3)
     await here.setRead(inbox, 'w1', true)
     await here.capabilities!.readAll!(inbox)
     await here.remove(inbox, 'w1')
     await expect.poll(() => heard.length).toBe(6)
+    // Each arrival with the message as stored.
+    const arrival = (inbox: string, id: string, n: number) => ({ type: 'added', inbox, email: { ...email(id, n), inbox }, raw: Buffer.from(`raw ${id}`) })
     expect(heard).toEqual([
-      { type: 'added', inbox, id: 'w1' },
-      { type: 'added', inbox, id: 'w2' },
-      { type: 'added', inbox: 'other', id: 'w1' },
+      arrival(inbox, 'w1', 0),
+      arrival(inbox, 'w2', 1),
+      arrival('other', 'w1', 2),
       { type: 'read', inbox, ids: ['w1'] },
       { type: 'read', inbox, ids: ['w2'] },
       { type: 'removed', inbox, id: 'w1' },
@@ -72,6 +126,30 @@ describe('the postgres driver', () => {
     expect(own).toEqual([])
     expect(await there.counts(inbox)).toEqual({ total: 1, unread: 0 })
     expect(await there.counts('other')).toEqual({ total: 1, unread: 1 })
+  })
+
+  it("reads another instance's arrivals back as stored, those of one insert in one query", async () => {
+    const inbox = `batch-${inboxes++}`
+    const relay = await countingRelay(url)
+    try {
+      const [here, there] = [await open(), await open({ url: relay.url })]
+      const heard: StorageChange[] = []
+      there.capabilities!.watch!((change) => heard.push(change))
+      const before = relay.statements()
+      const mails = Array.from({ length: 20 }, (_, n) => email(`b${n}`, n))
+      // Added together: group commit stores them in two inserts (the first alone, the rest while it runs), two notices.
+      await Promise.all(mails.map((mail) => add(here, inbox, mail)))
+      await expect.poll(() => heard.length).toBe(20)
+      // One read-back per notice (the start-up ANALYZE may land here too); one per message would be 20 or more.
+      expect(relay.statements() - before).toBeLessThan(5)
+      const stored = await Promise.all(
+        mails.map(async ({ id }) => ({ type: 'added', inbox, email: await there.get(inbox, id), raw: await there.raw(inbox, id) })),
+      )
+      expect(heard).toEqual(stored)
+    } finally {
+      await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
+      await relay.close()
+    }
   })
 
   it('answers every operator of the search syntax in SQL', async () => {

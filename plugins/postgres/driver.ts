@@ -60,8 +60,10 @@ const UNIQUE_VIOLATION = '23505'
 
 /** The channel every instance listens on; payloads name their inbox. */
 const CHANNEL = 'svc_mail'
-/** Ids per notification: a NOTIFY payload must stay under 8000 bytes. */
-const IDS_PER_NOTICE = 100
+/** Bytes of one notification: a NOTIFY payload must stay under 8000. */
+const NOTICE_BYTES = 7900
+/** Most ids kept of arrivals another instance made that were gone before this one read them (see reportAdded). */
+const UNSEEN_LIMIT = 10_000
 /** Arrivals after which an instance first refreshes the table's statistics, then twice as many each time. */
 const ANALYZE_FIRST = 100
 const ANALYZE_EVERY_MAX = 25_000
@@ -79,6 +81,26 @@ interface Notice {
   origin: string
   type: StorageChange['type']
   ids: string[]
+}
+
+/** The NOTIFY payloads of one change of one inbox: as few as fit its ids under NOTICE_BYTES each. */
+function noticesOf(notice: Notice): string[] {
+  const payloads: string[] = []
+  const empty = Buffer.byteLength(JSON.stringify({ ...notice, ids: [] }))
+  let part: string[] = []
+  let bytes = empty
+  for (const id of notice.ids) {
+    const size = Buffer.byteLength(JSON.stringify(id)) + 1
+    if (part.length > 0 && bytes + size > NOTICE_BYTES) {
+      payloads.push(JSON.stringify({ ...notice, ids: part }))
+      part = []
+      bytes = empty
+    }
+    part.push(id)
+    bytes += size
+  }
+  if (part.length > 0) payloads.push(JSON.stringify({ ...notice, ids: part }))
+  return payloads
 }
 
 type StoredSummary = Omit<EmailSummary, 'read'>
@@ -109,8 +131,6 @@ const emailOf = (inbox: string, { body, fields, ...row }: EmailRow): Email => to
  * as the memory driver keeps it.
  */
 const jsonText = (value: unknown): string => JSON.stringify(value)
-
-const chunks = <T>(list: T[], size: number): T[][] => Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size))
 
 /** The conditions joined into one fragment. */
 const joined = (sql: Sql, parts: Fragment[]): Fragment => parts.reduce((all, part) => sql`${all} ${part}`, sql``)
@@ -166,14 +186,21 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     sql`ANALYZE svc_mail`.catch(() => {})
   }
 
-  const notify = async (inbox: string, type: StorageChange['type'], ids: string[]) => {
-    for (const part of chunks(ids, IDS_PER_NOTICE)) {
-      const notice: Notice = { inbox, origin, type, ids: part }
-      await run('announce a change', () => sql`SELECT pg_notify(${CHANNEL}, ${JSON.stringify(notice)})`)
+  /**
+   * The NOTIFYs of a change, as the query that ends the statement making it:
+   * sent when, and only if, it commits, and only when the rows of `changed`
+   * (a common table expression of the statement, when given) are not none.
+   */
+  const announced = (type: StorageChange['type'], ids: Array<{ inbox: string; id: string }>, changed?: string) => {
+    const byInbox = new Map<string, string[]>()
+    for (const { inbox, id } of ids) {
+      const inboxIds = byInbox.get(inbox)
+      if (inboxIds) inboxIds.push(id)
+      else byInbox.set(inbox, [id])
     }
+    const payloads = [...byInbox].flatMap(([inbox, inboxIds]) => noticesOf({ inbox, origin, type, ids: inboxIds }))
+    return sql`SELECT pg_notify(${CHANNEL}, payload) FROM unnest(${payloads}::text[]) AS payload ${changed ? sql`WHERE EXISTS (SELECT FROM ${sql(changed)})` : sql``}`
   }
-  /** A NOTIFY as a fragment of the statement that makes the change: sent when, and only if, it commits. */
-  const notice = (inbox: string, type: StorageChange['type'], id: string) => JSON.stringify({ inbox, origin, type, ids: [id] } satisfies Notice)
 
   const forgetDuringListing = (inbox: string, id: string) => {
     if (listings > 0) removedDuringListing.add(`${inbox}/${id}`)
@@ -182,6 +209,39 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   const tell = (change: StorageChange) => {
     for (const listener of listeners) listener(change)
   }
+  /** Ids (inbox/id) another instance added that were gone before this one read them: their removal is not reported either. */
+  const unseen = new Set<string>()
+  /**
+   * Another instance's arrivals, as stored: the rows of one notice read in
+   * one query. One gone already (removed in between) is reported neither as
+   * added nor, later, as removed.
+   */
+  const reportAdded = async (inbox: string, ids: string[]) => {
+    const rows = await run(
+      'read new emails',
+      () => sql<Array<EmailRow & { id: string; raw: Buffer }>>`SELECT id, ${emailColumns}, raw FROM svc_mail WHERE inbox = ${inbox} AND id = ANY(${ids}::text[])`,
+    )
+    const found = new Map(rows.map((row) => [row.id, row]))
+    for (const id of ids) {
+      const row = found.get(id)
+      if (row) tell({ type: 'added', inbox, email: emailOf(inbox, row), raw: row.raw })
+      else {
+        unseen.add(`${inbox}/${id}`)
+        // A message this instance removed itself is never reported back, so its id stays; keep the newest only.
+        if (unseen.size > UNSEEN_LIMIT) unseen.delete(unseen.values().next().value!)
+      }
+    }
+  }
+  const report = async ({ inbox, type, ids }: Notice) => {
+    if (type === 'added') return reportAdded(inbox, ids)
+    if (type === 'read' || type === 'unread') return tell({ type, inbox, ids })
+    for (const id of ids) {
+      forgetDuringListing(inbox, id)
+      if (!unseen.delete(`${inbox}/${id}`)) tell({ type, inbox, id })
+    }
+  }
+  /** Notices are reported one at a time, in the order they came: a listener hears of an arrival before its removal. */
+  let reporting = Promise.resolve()
   const onNotice = (payload: string) => {
     let parsed: Notice
     try {
@@ -189,13 +249,9 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     } catch {
       return
     }
-    if (parsed.origin === origin) return
-    const { inbox } = parsed
-    if (parsed.type === 'read' || parsed.type === 'unread') return tell({ type: parsed.type, inbox, ids: parsed.ids })
-    for (const id of parsed.ids) {
-      if (parsed.type === 'removed') forgetDuringListing(inbox, id)
-      tell({ type: parsed.type, inbox, id })
-    }
+    if (parsed.origin === origin || listeners.size === 0) return
+    // A read-back that fails (the database gone for now) loses the live report only: the mail is listed once it is back.
+    reporting = reporting.then(() => report(parsed)).catch(() => {})
   }
 
   const counts = async (inbox: string) => {
@@ -290,15 +346,14 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     }
   }
 
-  /** One INSERT of the rows; each is announced to the other instances once it commits. */
+  /** One INSERT of the rows, announced to the other instances once it commits: one notice per inbox (as few as fit). */
   const insertRows = (rows: NewRow[]) => sql`
     WITH added AS (
       INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
         from_text, to_text, cc_text, subject_text, filename_text)
       VALUES ${rows.map(rowValues).reduce((all, values) => sql`${all}, ${values}`)}
-      RETURNING inbox, id
     )
-    SELECT pg_notify(${CHANNEL}, json_build_object('inbox', inbox, 'origin', ${origin}::text, 'type', 'added', 'ids', json_build_array(id))::text) FROM added`
+    ${announced('added', rows)}`
   const rowValues = (row: NewRow) => sql`(${row.inbox}, ${row.id}, ${row.received}, ${row.read}, ${row.size}, ${row.attachmentCount}, ${row.inlineCount},
     ${row.summary}::text::json, ${row.body}::text::json, ${row.raw}, ${row.search},
     ${row.columns.from_text}, ${row.columns.to_text}, ${row.columns.cc_text}, ${row.columns.subject_text}, ${row.columns.filename_text})`
@@ -391,7 +446,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
         read ? 'mark an email read' : 'mark an email unread',
         () => sql`
           WITH changed AS (UPDATE svc_mail SET read = ${read} WHERE inbox = ${inbox} AND id = ${idValue(id)} AND read <> ${read} RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice(inbox, read ? 'read' : 'unread', id)}) FROM changed`,
+          ${announced(read ? 'read' : 'unread', [{ inbox, id }], 'changed')}`,
       )
       return rows.length > 0
     },
@@ -400,7 +455,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
         'remove an email',
         () => sql`
           WITH removed AS (DELETE FROM svc_mail WHERE inbox = ${inbox} AND id = ${idValue(id)} RETURNING id)
-          SELECT pg_notify(${CHANNEL}, ${notice(inbox, 'removed', id)}) FROM removed`,
+          ${announced('removed', [{ inbox, id }], 'removed')}`,
       )
       if (rows.length === 0) return false
       forgetDuringListing(inbox, id)
@@ -433,7 +488,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       async readAll(inbox) {
         const rows = await run('mark emails read', () => sql<Array<{ id: string }>>`UPDATE svc_mail SET read = true WHERE inbox = ${inbox} AND NOT read RETURNING id`)
         const ids = rows.map((row) => row.id)
-        await notify(inbox, 'read', ids)
+        if (ids.length > 0) await run('announce a change', () => announced('read', ids.map((id) => ({ inbox, id }))))
         return ids
       },
       update,

@@ -76,10 +76,13 @@ export interface InboxInfo extends InboxCounts {
 /**
  * A change another process made to a shared inbox (another instance on the
  * same database), so that this one can tell its own listeners. Changes made
- * through this driver object are never reported back to it.
+ * through this driver object are never reported back to it. An arrival comes
+ * with the message as stored (`get` and `raw`'s answers), read by the driver
+ * however it reads many at once; one removed before the driver could read it
+ * is reported neither as added nor as removed.
  */
 export type StorageChange =
-  | { type: 'added'; inbox: string; id: string }
+  | { type: 'added'; inbox: string; email: Email; raw: Buffer }
   | { type: 'read'; inbox: string; ids: string[] }
   | { type: 'unread'; inbox: string; ids: string[] }
   | { type: 'removed'; inbox: string; id: string }

@@ -1,7 +1,6 @@
-import { randomBytes } from 'node:crypto'
-import { connect, type Socket } from 'node:net'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { mb, startChild, type ChildSvc } from './support/child.js'
+import { mb, expectStoppedReadersBounded, startChild, type ChildSvc } from './support/child.js'
+import { largeMessage } from './support/senders.js'
 import { sendRaw } from './support/smtp.js'
 
 /**
@@ -15,15 +14,6 @@ const ATTACHMENT_BYTES = 4 * 1024 * 1024
 
 let svc: ChildSvc
 
-function largeMessage(index: number, attachmentBytes = ATTACHMENT_BYTES): Buffer {
-  const body = randomBytes(attachmentBytes).toString('base64').replace(/.{76}/g, '$&\r\n')
-  return Buffer.from(
-    `From: reports@example.com\r\nTo: inbox@example.com\r\nSubject: large ${index}\r\nMIME-Version: 1.0\r\n` +
-      'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nThe export is attached.\r\n' +
-      `--b\r\nContent-Type: application/octet-stream; name="export-${index}.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n--b--\r\n`,
-  )
-}
-
 beforeAll(async () => {
   svc = await startChild({ options: { maxEmails: 1 } })
 })
@@ -32,7 +22,7 @@ afterAll(() => svc?.kill())
 it('frees what an evicted message held at once: 40 large messages with --max-emails 1 keep memory flat', async () => {
   const readings: NodeJS.MemoryUsage[] = []
   for (let index = 0; index < MESSAGES; index++) {
-    const reply = await sendRaw(svc.smtpPort, { data: largeMessage(index) })
+    const reply = await sendRaw(svc.smtpPort, { data: largeMessage(index, ATTACHMENT_BYTES) })
     expect(reply.code, reply.lines.join(' ')).toBe(250)
     // The first readings come once the parser workers and caches have warmed up.
     if (index === 9 || index === MESSAGES - 1) readings.push(await svc.memory())
@@ -42,7 +32,7 @@ it('frees what an evicted message held at once: 40 large messages with --max-ema
   expect(summary.items[0]!.subject).toBe(`large ${MESSAGES - 1}`)
 
   const [warm, last] = readings as [NodeJS.MemoryUsage, NodeJS.MemoryUsage]
-  const message = largeMessage(0).length
+  const message = largeMessage(0, ATTACHMENT_BYTES).length
   // Buffers alive: the one stored message (and at most one more on its way through): 30 removed
   // messages left behind would be 30 × 5 MB more.
   expect(last.arrayBuffers, `buffers ${mb(last.arrayBuffers)}`).toBeLessThan(3 * message)
@@ -59,24 +49,6 @@ it('serves a 20 MB source to five readers that stop reading without a copy of th
   const source = largeMessage(1000, 15 * 1024 * 1024)
   expect((await sendRaw(svc.smtpPort, { data: source })).code).toBe(250)
   const [{ id }] = (await (await fetch(`${svc.baseUrl}/api/email/summary`)).json()).items as Array<{ id: string }>
-  const before = await svc.memory()
-  const { port } = new URL(svc.baseUrl)
-  // Each reader takes the first bytes of the answer (so its request was handled) and then reads no more.
-  const readers = await Promise.all(
-    ['source', 'download', 'source', 'download', 'source'].map(
-      (route) =>
-        new Promise<Socket>((resolve, reject) => {
-          const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET /api/email/${id}/${route} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`))
-          socket.once('data', () => {
-            socket.pause()
-            resolve(socket)
-          })
-          socket.once('error', reject)
-        }),
-    ),
-  )
-  const during = await svc.memory()
-  for (const socket of readers) socket.destroy()
   // Each held a whole copy in the last release: five times the message; now a few chunks each.
-  expect(during.arrayBuffers - before.arrayBuffers, `buffers ${mb(before.arrayBuffers)} before, ${mb(during.arrayBuffers)} with the readers`).toBeLessThan(source.length)
+  await expectStoppedReadersBounded(svc, id, source.length)
 }, 120_000)

@@ -1,6 +1,7 @@
 import { HTTPError } from 'h3'
 import { z } from 'zod'
-import { noEmailWithId, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { noEmailWithId, type ByteStream, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { bufferStream } from 'svc-mail/kit/runtime'
 import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
@@ -70,8 +71,8 @@ const relayErrors = {
 
 /** Routes on one email of an inbox, `/api/email/:id...`. */
 export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<SvcServices>): void {
-  /** The raw source of the route's email, or a 404. */
-  const requireRaw = async (store: MailStore, id: string): Promise<Buffer> => (await store.raw(id)) ?? fail(404, noEmailWithId(id).message)
+  /** The raw source of the route's email, read as the client reads it, or a 404. */
+  const requireRaw = async (store: MailStore, id: string): Promise<ByteStream> => (await store.rawStream(id)) ?? fail(404, noEmailWithId(id).message)
 
   define({
     method: 'GET',
@@ -186,7 +187,7 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     handler: async (_event, { params: { id, filename } }, store) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
       const found = await store.requireAttachment(id, filename)
-      return bytesResponse(found.content, {
+      return bytesResponse(bufferStream(found.content), {
         'content-type': servedType(found.contentType),
         'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
         'x-content-type-options': 'nosniff',

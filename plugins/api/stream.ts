@@ -1,3 +1,5 @@
+import type { ByteStream } from 'svc-mail/kit'
+
 /** Bytes gathered before a chunk is handed to the socket. */
 const CHUNK_SIZE = 64 * 1024
 
@@ -30,26 +32,26 @@ export function jsonArrayStream(items: AsyncIterable<unknown>): ReadableStream<U
   })
 }
 
-/**
- * Bytes the store keeps, served a chunk at a time as the client reads: each
- * chunk is copied when it is sent, so a reader (however slow, or however
- * many) never holds a copy of the whole.
- */
-function bytesStream(bytes: Uint8Array): ReadableStream<Uint8Array> {
-  let offset = 0
+/** A ByteStream as a web stream: each chunk read from the store only when the client has taken the one before. */
+function webStream({ chunks }: ByteStream): ReadableStream<Uint8Array> {
+  const iterator = chunks[Symbol.asyncIterator]()
   return new ReadableStream({
-    pull(controller) {
-      if (offset >= bytes.length) return controller.close()
-      const end = Math.min(bytes.length, offset + CHUNK_SIZE)
-      const chunk = new Uint8Array(end - offset)
-      chunk.set(bytes.subarray(offset, end))
-      offset = end
-      controller.enqueue(chunk)
+    async pull(controller) {
+      const next = await iterator.next()
+      if (next.done) controller.close()
+      else controller.enqueue(next.value)
+    },
+    async cancel() {
+      await iterator.return?.()
     },
   })
 }
 
-/** A response of bytes the store keeps, streamed as above, with their length and `headers`. */
-export function bytesResponse(bytes: Uint8Array, headers: Record<string, string>): Response {
-  return new Response(bytesStream(bytes), { headers: { 'content-length': String(bytes.length), ...headers } })
+/**
+ * A response of bytes the store hands over a chunk at a time (ByteStream),
+ * with their length and `headers`: a reader, however slow or however many,
+ * holds about one chunk, never a copy of the whole.
+ */
+export function bytesResponse(bytes: ByteStream, headers: Record<string, string>): Response {
+  return new Response(webStream(bytes), { headers: { 'content-length': String(bytes.length), ...headers } })
 }

@@ -14,7 +14,7 @@ import {
 } from 'svc-mail/kit'
 import { attachmentNames, inlineCount, toEmail, toSummary } from 'svc-mail/kit/mail'
 import { compileSearch, hiddenRecipients } from 'svc-mail/kit/search'
-import { timeSlice } from 'svc-mail/kit/runtime'
+import { bufferStream, timeSlice } from 'svc-mail/kit/runtime'
 import { mayContain, needleBits } from './filter.js'
 import { keptContent, keptTarget, unindexed, type RestorableEntry } from './kept.js'
 import { unpackBody } from './pack.js'
@@ -236,6 +236,13 @@ function memoryInbox() {
       if (entry.kept) return kept.raw(entry, entry.kept)
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
+    async rawStream(id: string) {
+      const entry = byId.get(id)
+      if (!entry) return undefined
+      if (entry.kept) return kept.rawStream(entry, entry.kept)
+      const raw = entry.raw ?? unpackBody(entry.packed, entry.search).raw
+      return raw && bufferStream(raw)
+    },
     async setRead(id: string, read: boolean) {
       const entry = byId.get(id)
       return entry ? setRead(entry, read) : false
@@ -349,6 +356,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     capabilities: {
       search: (inbox, query) => reading(inbox).search(query),
       emails: (inbox, order) => reading(inbox).emails(order),
+      rawStream: (inbox, id) => reading(inbox).rawStream(id),
       readAll: (inbox) => reading(inbox).readAll(),
       update: (inbox, id, changes) => reading(inbox).update(id, changes),
       async restore(inbox, kept) {

@@ -1,4 +1,5 @@
-import { type Email, type KeptMail } from 'svc-mail/kit'
+import { type ByteStream, type Email, type KeptMail } from 'svc-mail/kit'
+import { bufferStream } from 'svc-mail/kit/runtime'
 import { hiddenRecipients, type SearchTarget } from 'svc-mail/kit/search'
 import { trigramFilter } from './filter.js'
 import { searchIndex } from './prepare.js'
@@ -97,6 +98,13 @@ export function keptContent<Entry extends RestorableEntry>(entries: () => Iterab
       const raw = await kept.raw()
       if (raw && raw.length <= RECENT_SOURCE_MAX && !entry.removed) recentSource = { entry, raw }
       return raw
+    },
+    /** The source of a restored entry a chunk at a time: read where it is kept as the reader asks, unless it is at hand. */
+    async rawStream(entry: Entry, kept: KeptMail): Promise<ByteStream | undefined> {
+      if (recentSource?.entry === entry) return bufferStream(recentSource.raw)
+      if (kept.rawStream) return kept.rawStream()
+      const raw = await kept.raw()
+      return raw && bufferStream(raw)
     },
   }
 }

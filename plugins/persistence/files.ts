@@ -1,6 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
+import { BYTE_CHUNK, type ByteStream } from 'svc-mail/kit'
 import { coalesced } from 'svc-mail/kit/runtime'
 
 /**
@@ -49,18 +50,46 @@ export async function scanDirectory(dir: string): Promise<DirectoryScan> {
 }
 
 /**
- * Opens without following a symbolic link (O_NOFOLLOW: the open itself fails
- * on one) and checks what was opened, so a link or a FIFO put in the mail
- * directory (also after the scan) is never read: no check before and use
- * after, one open.
+ * Opens `path` for `use` without following a symbolic link (O_NOFOLLOW: the
+ * open itself fails on one) and checks what was opened, so a link or a FIFO
+ * put in the mail directory (also after the scan) is never read: no check
+ * before and use after, one open.
  */
-export async function readRegularFile(path: string): Promise<Buffer> {
+async function withRegularFile<T>(path: string, use: (handle: FileHandle, size: number) => Promise<T>): Promise<T> {
   const handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   try {
-    if (!(await handle.stat()).isFile()) throw new Error('not a regular file')
-    return await handle.readFile()
+    const stats = await handle.stat()
+    if (!stats.isFile()) throw new Error('not a regular file')
+    return await use(handle, stats.size)
   } finally {
     await handle.close()
+  }
+}
+
+/** A regular file's bytes, whole (see withRegularFile). */
+export const readRegularFile = (path: string): Promise<Buffer> => withRegularFile(path, (handle) => handle.readFile())
+
+/**
+ * A regular file's bytes a chunk at a time (see withRegularFile), its
+ * length read now. Each chunk opens the file, reads and closes it again: a
+ * reader that stops (or is dropped without a word) holds no descriptor.
+ * Throws when the file goes or changes length while being read.
+ */
+export async function streamRegularFile(path: string): Promise<ByteStream> {
+  const length = await withRegularFile(path, async (_handle, size) => size)
+  return {
+    length,
+    chunks: (async function* () {
+      for (let position = 0; position < length; position += BYTE_CHUNK) {
+        yield await withRegularFile(path, async (handle, size) => {
+          if (size !== length) throw new Error(`${path} changed while being read`)
+          const chunk = new Uint8Array(Math.min(BYTE_CHUNK, length - position))
+          const { bytesRead } = await handle.read(chunk, 0, chunk.length, position)
+          if (bytesRead !== chunk.length) throw new Error(`${path} changed while being read`)
+          return chunk
+        })
+      }
+    })(),
   }
 }
 

@@ -2,7 +2,7 @@ import { lstatSync } from 'node:fs'
 import type { ConsolaInstance } from 'consola'
 import { type Email, type Envelope, type IncomingMail, type KeptMail } from 'svc-mail/kit'
 import { notAMessage, parseMail } from 'svc-mail/kit/mail'
-import { mailFilePath, readRegularFile } from './files.js'
+import { mailFilePath, readRegularFile, streamRegularFile } from './files.js'
 import { readMetaHeadSync, readMetaRecord, type MetaHead } from './meta.js'
 
 /** Files read and parsed at once: enough to keep every parser busy, few enough to bound memory. */
@@ -92,11 +92,11 @@ function statMailFile(dir: string, id: string, logger: ConsolaInstance): MailFil
 function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstance): KeptMail {
   const { read, size, cc, envelope, filenames, inlineCount } = head
   const { id: _, time, ...summary } = head.summary
-  const raw = () =>
-    readRegularFile(mailFilePath(dir, id)).catch((error: Error) => {
-      logger.warn(`Could not read ${id}.eml: ${error.message}`)
-      return undefined
-    })
+  const unreadable = (error: Error) => {
+    logger.warn(`Could not read ${id}.eml: ${error.message}`)
+    return undefined
+  }
+  const raw = () => readRegularFile(mailFilePath(dir, id)).catch(unreadable)
   const reparse = async (): Promise<Email | undefined> => {
     logger.warn(`${id}.json is gone or damaged: reading the record from ${id}.eml`)
     const source = await raw()
@@ -111,6 +111,7 @@ function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstan
     inlineCount,
     email: async () => (await readMetaRecord(dir, id, size)) ?? reparse(),
     raw,
+    rawStream: () => streamRegularFile(mailFilePath(dir, id)).catch(unreadable),
   }
 }
 

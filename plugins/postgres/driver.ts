@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto'
 import postgres, { type Fragment, type Sql } from 'postgres'
 import {
+  BYTE_CHUNK,
   defineStorageDriver,
   StorageUnavailableError,
   type Email,
+  type ByteStream,
   type EmailBody,
   type EmailSummary,
   type EmailUpdate,
@@ -331,6 +333,27 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     return { items: items.map((row) => summaryOf(inbox, row)), total }
   }
 
+  /** The raw source a slice at a time: a short query per slice, no transaction or connection held between them, so a reader that stops holds nothing. */
+  const rawStream = async (inbox: string, id: string): Promise<ByteStream | undefined> => {
+    const key = idValue(id)
+    const [row] = await run('read an email', () => sql<Array<{ length: number }>>`SELECT octet_length(raw)::float8 AS length FROM svc_mail WHERE inbox = ${inbox} AND id = ${key}`)
+    if (!row) return undefined
+    const { length } = row
+    return {
+      length,
+      chunks: (async function* () {
+        for (let offset = 0; offset < length; offset += BYTE_CHUNK) {
+          const [slice] = await run(
+            'read an email',
+            () => sql<Array<{ chunk: Buffer }>>`SELECT substring(raw from ${offset + 1} for ${BYTE_CHUNK}) AS chunk FROM svc_mail WHERE inbox = ${inbox} AND id = ${key}`,
+          )
+          if (!slice) throw new Error(`Email ${id} was removed while being read`)
+          yield slice.chunk
+        }
+      })(),
+    }
+  }
+
   const exclusive = async <T>(name: string, task: () => Promise<T>): Promise<T> => {
     // A session lock on a connection of its own, held while the task runs its queries on others.
     const connection = await run('lock', () => sql.reserve())
@@ -477,6 +500,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     },
     capabilities: {
       search: (inbox, { search, ...query }) => listing(inbox, query, search),
+      rawStream: (inbox, id) => rawStream(inbox, id),
       async *emails(inbox, order) {
         listings++
         try {

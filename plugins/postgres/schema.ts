@@ -116,6 +116,11 @@ const MIGRATIONS: string[] = [
     WHERE relayed_at IS NOT NULL;
   ALTER TABLE svc_mail DROP COLUMN relayed_at, DROP COLUMN relayed_to;
   `,
+  // 5: raw sources are read a slice at a time as clients download them (rawStream); a compressed value is
+  // decompressed from its start for every slice, so new ones are kept uncompressed, each slice read alone.
+  `
+  ALTER TABLE svc_mail ALTER COLUMN raw SET STORAGE EXTERNAL;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

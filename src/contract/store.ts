@@ -1,5 +1,5 @@
 import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from './types.js'
-import type { AttachmentContent, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from '../storage/driver.js'
+import type { AttachmentContent, ByteStream, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from '../storage/driver.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
 export class MailNotFoundError extends Error {
@@ -54,6 +54,8 @@ export interface MailStore {
   /** The full email, marked read (`mail:read` when it was unread), as `GET /api/email/:id` and `svc_get_email` read it. */
   read(id: string): Promise<Email | undefined>
   raw(id: string): Promise<Buffer | undefined>
+  /** The same bytes a chunk at a time as the reader asks (the driver's `rawStream`, else `raw` in chunks); undefined for an unknown id. */
+  rawStream(id: string): Promise<ByteStream | undefined>
   /**
    * An attachment by `generatedFileName` or `filename`, looked up in the
    * email's own attachment list only, so no other name is ever read.

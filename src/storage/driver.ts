@@ -52,7 +52,30 @@ export interface KeptMail {
   email(): Promise<Email | undefined>
   /** The bytes as received; undefined when they can no longer be read. */
   raw(): Promise<Buffer | undefined>
+  /** The same bytes read a chunk at a time (a file read as the reader asks); without it `raw` is read whole. */
+  rawStream?(): Promise<ByteStream | undefined>
 }
+
+/**
+ * Bytes handed over a chunk at a time: their length at once, each chunk
+ * read only when the reader asks for it, so however large the bytes and
+ * however slow (or stopped) the reader, it holds about one chunk.
+ */
+export interface ByteStream {
+  /** Bytes in all, known before the first is read (a response's content-length). */
+  length: number
+  /**
+   * The bytes in order, in chunks of about BYTE_CHUNK. Nothing is opened
+   * before the first chunk is asked for, and a reader that stops early ends
+   * the iteration (`return`), which releases what was opened. A message
+   * removed while being read is either read to its end or the iteration
+   * throws: never other bytes.
+   */
+  chunks: AsyncIterable<Uint8Array>
+}
+
+/** The size of the chunks a ByteStream hands over: what a reader holds at a time. */
+export const BYTE_CHUNK = 64 * 1024
 
 /** An attachment's bytes and type. */
 export interface AttachmentContent {
@@ -142,6 +165,13 @@ export interface StorageCapabilities {
    * stored. Without it, those fields are not kept.
    */
   update?(inbox: string, id: string, changes: EmailUpdate): Promise<boolean>
+  /**
+   * The bytes as received, read a chunk at a time as the reader asks (a
+   * file, slices of a column), never whole: the source and download routes
+   * serve them so. Undefined for an unknown id. Without it the store reads
+   * `raw` whole and hands it over a chunk at a time.
+   */
+  rawStream?(inbox: string, id: string): Promise<ByteStream | undefined>
   /**
    * One attachment by its `generatedFileName`, without the raw source (the
    * store looks the name up in the record first). Without it the store

@@ -13,6 +13,7 @@ import {
   type SearchListQuery,
   type StorageDriver,
 } from './driver.js'
+import { bufferStream } from './bytes.js'
 import { fallbackEmails, fallbackSearch } from './fallback.js'
 import { parseSearch } from '../search/parse.js'
 
@@ -91,6 +92,11 @@ function createInboxStore(
       return email
     },
     raw: (id) => driver.raw(name, id),
+    async rawStream(id) {
+      if (capabilities.rawStream) return capabilities.rawStream(name, id)
+      const raw = await driver.raw(name, id)
+      return raw && bufferStream(raw)
+    },
     attachment: async (id, filename) => (await store.attachments(id, [filename]))[0],
     async attachments(id, filenames) {
       const email = await driver.get(name, id)

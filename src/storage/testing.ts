@@ -9,7 +9,7 @@ import { formatSize, toSummary } from '../mail/format.js'
 import { parseEmail } from '../mail/parse.js'
 import { parseSearch } from '../search/parse.js'
 import type { Email, EmailUpdate } from '../contract/types.js'
-import { SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from './driver.js'
+import { BYTE_CHUNK, SUMMARY_LIMIT_DEFAULT, SUMMARY_LIMIT_MAX, type PageQuery, type StorageDriver } from './driver.js'
 import { keptMail, rawOf, searchFixtureCases, searchFixtureEmails, storedIds, syntheticEmail as email, type ContentReads } from './fixtures.js'
 import { createMailStore } from './store.js'
 import { type MailStore } from '../contract/store.js'
@@ -210,6 +210,28 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         await add(email('large', 1, { size: large.length }), large)
         expect((await store.raw('bin'))!.equals(binary)).toBe(true)
         expect((await store.raw('large'))!.equals(large)).toBe(true)
+      })
+
+      it('hands the raw bytes over a chunk at a time, each read as the reader asks', async () => {
+        const large = Buffer.from(Array.from({ length: 3 * BYTE_CHUNK + 5 }, (_, i) => (i * 7) % 256))
+        await add(email('large', 0, { size: large.length }), large)
+        await add(email('small', 1, { size: 3 }), Buffer.from([0, 13, 10]))
+        const stream = (await store.rawStream('large'))!
+        expect(stream.length).toBe(large.length)
+        const chunks: Uint8Array[] = []
+        for await (const chunk of stream.chunks) chunks.push(chunk)
+        expect(chunks.every((chunk) => chunk.length <= BYTE_CHUNK)).toBe(true)
+        expect(Buffer.concat(chunks).equals(large)).toBe(true)
+        const small = (await store.rawStream('small'))!
+        expect(small.length).toBe(3)
+        for await (const chunk of small.chunks) expect(Buffer.from(chunk).equals(Buffer.from([0, 13, 10]))).toBe(true)
+        // A reader that stops after the first chunk ends the iteration; the message stays readable.
+        for await (const chunk of (await store.rawStream('large'))!.chunks) {
+          expect(Buffer.from(chunk).equals(large.subarray(0, chunk.length))).toBe(true)
+          break
+        }
+        expect((await store.raw('large'))!.equals(large)).toBe(true)
+        expect(await store.rawStream('nope')).toBeUndefined()
       })
 
       it('finds an attachment by generated name or filename, never one the email does not list', async () => {
@@ -451,6 +473,9 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         expect(await store.get('bcc')).toEqual(bcc)
         expect(await store.get('seen')).toEqual(seen)
         expect((await store.raw('seen'))!.equals(Buffer.from([0, 255, 13, 10]))).toBe(true)
+        const seenStream = (await store.rawStream('seen'))!
+        expect(seenStream.length).toBe(4)
+        for await (const chunk of seenStream.chunks) expect(Buffer.from(chunk).equals(Buffer.from([0, 255, 13, 10]))).toBe(true)
         expect((await store.read('bcc'))!.read).toBe(true)
         expect(await counts()).toEqual({ total: 2, unread: 0 })
         await expect(restore(email('seen', 5))).rejects.toThrow(/seen/)

@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
+import { expect } from 'vitest'
 import type { SvcOptions } from '../../src/index.js'
+import { stoppedReaders } from './raw.js'
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/svc-child.mjs', import.meta.url))
 
@@ -65,3 +67,20 @@ export async function startChild({ options = {}, smtpServer = {} }: ChildOptions
 
 /** Megabytes, one decimal, for reports. */
 export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+
+/**
+ * Five clients that stop reading (see stoppedReaders) the source and
+ * download of `id`, a message of `size` bytes, hold less than one copy of
+ * it in all: its bytes come a chunk at a time from where they are kept, not
+ * a whole copy per reader, which would be five times the message.
+ */
+export async function expectStoppedReadersBounded(svc: ChildSvc, id: string, size: number): Promise<void> {
+  const before = await svc.memory()
+  const readers = await stoppedReaders(
+    svc.baseUrl,
+    ['source', 'download', 'source', 'download', 'source'].map((route) => `/api/email/${id}/${route}`),
+  )
+  const during = await svc.memory()
+  for (const socket of readers) socket.destroy()
+  expect(during.arrayBuffers - before.arrayBuffers, `buffers ${mb(before.arrayBuffers)} before, ${mb(during.arrayBuffers)} with the readers`).toBeLessThan(size)
+}

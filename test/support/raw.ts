@@ -1,4 +1,5 @@
 import { request } from 'node:http'
+import { connect, type Socket } from 'node:net'
 import type { TestSvc } from './svc.js'
 
 export interface RawResponse {
@@ -34,4 +35,26 @@ export function rawRequest(t: Pick<TestSvc, 'baseUrl'>, path: string, { method =
     req.on('error', reject)
     req.end(body)
   })
+}
+
+/**
+ * Clients that ask for `paths` and stop reading: each takes the first bytes
+ * of its answer (so its request was handled) and then reads no more, until
+ * the test destroys its socket.
+ */
+export function stoppedReaders(baseUrl: string, paths: string[]): Promise<Socket[]> {
+  const { port } = new URL(baseUrl)
+  return Promise.all(
+    paths.map(
+      (path) =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect(Number(port), '127.0.0.1', () => socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n`))
+          socket.once('data', () => {
+            socket.pause()
+            resolve(socket)
+          })
+          socket.once('error', reject)
+        }),
+    ),
+  )
 }

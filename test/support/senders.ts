@@ -60,3 +60,13 @@ export async function sendSequence(port: number, { name, count = Number.POSITIVE
 
 /** Subjects whose message got its 250. */
 export const acknowledged = (sent: Map<string, Sent>): string[] => [...sent].filter(([, record]) => record.code === 250).map(([subject]) => subject)
+
+/** A message of one base64 attachment of `attachmentBytes` random bytes, a third more on the wire (too large for a store to pack). */
+export function largeMessage(index: number, attachmentBytes: number): Buffer {
+  const body = randomBytes(attachmentBytes).toString('base64').replace(/.{76}/g, '$&\r\n')
+  return Buffer.from(
+    `From: reports@example.com\r\nTo: inbox@example.com\r\nSubject: large ${index}\r\nMIME-Version: 1.0\r\n` +
+      'Content-Type: multipart/mixed; boundary="b"\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nThe export is attached.\r\n' +
+      `--b\r\nContent-Type: application/octet-stream; name="export-${index}.bin"\r\nContent-Transfer-Encoding: base64\r\n\r\n${body}\r\n--b--\r\n`,
+  )
+}

@@ -39,7 +39,6 @@ const MARKETING_HTML = `<!DOCTYPE html><html><head><style>
 
 const addsUp = (score: Score) => expect(Math.abs(score.supported + score.partial + score.unsupported - 100)).toBeLessThan(0.1)
 
-/** healthz's answer time in ms while something else runs. */
 /** Polls healthz while `work` runs: each answer must be 200; returns the time each took, in ms. */
 async function healthzDuring(t: TestSvc, work: Promise<unknown>, everyMs: number): Promise<number[]> {
   let done = false
@@ -149,13 +148,21 @@ describe('GET /api/email/:id/html-check', () => {
   }, 240_000)
 })
 
-/** A local HTTP server with one route per case, counting what it is asked. */
-function startSite(): Promise<{ server: Server; base: string; asked: string[] }> {
+/** A local HTTP server with one route per case, counting what it is asked and, for /slow, how many requests it holds at once. */
+function startSite(): Promise<{ server: Server; base: string; asked: string[]; slow: { held: number; most: number } }> {
   const asked: string[] = []
+  const slow = { held: 0, most: 0 }
   const server = createServer((req, res) => {
     asked.push(`${req.method} ${req.url}`)
     const path = new URL(req.url!, 'http://x').pathname
     if (path === '/never') return // never answers
+    if (path === '/slow') {
+      slow.most = Math.max(slow.most, ++slow.held)
+      return setTimeout(() => {
+        slow.held--
+        res.writeHead(200).end()
+      }, 50)
+    }
     if (path === '/loop') return res.writeHead(302, { location: '/loop' }).end()
     if (path === '/hop') return res.writeHead(301, { location: '/ok?after-redirect' }).end()
     if (path === '/to-metadata') return res.writeHead(302, { location: 'http://169.254.169.254/latest/meta-data/' }).end()
@@ -164,7 +171,7 @@ function startSite(): Promise<{ server: Server; base: string; asked: string[] }>
     if (path === '/missing') return res.writeHead(404).end()
     res.writeHead(200, { 'content-type': 'text/plain' }).end('ok')
   })
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked })))
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve({ server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, asked, slow })))
 }
 
 describe('GET /api/email/:id/link-check', () => {
@@ -186,7 +193,7 @@ describe('GET /api/email/:id/link-check', () => {
       <a href="${b}/hop">hop</a> <a href="${b}/loop">loop</a> <a href="${b}/never">never</a>
       <a href="${b}/to-metadata">to metadata</a> <a href="${b}/to-file">to file</a>
       <a href="http://169.254.169.254/latest/meta-data/">metadata</a> <a href="http://[fe80::1]/">fe80</a>
-      <a href="http://[::ffff:169.254.169.254]/">mapped</a>
+      <a href="http://[::ffff:169.254.169.254]/">mapped</a> <a href="http://10.255.255.1/">private</a>
       <a href="javascript:alert(1)">js</a> <a href="file:///etc/passwd">file</a> <a href="${b}/ok">ok again</a>
       <img src="${b}/ok?image"></p>`
     const { id } = await t.send({ html, text: `Also ${b}/ok?text and ${b}/ok` })
@@ -200,7 +207,7 @@ describe('GET /api/email/:id/link-check', () => {
     const byPath = Object.fromEntries(check.links.map((link) => [link.url.replace(b, ''), link]))
     expect(check.links.map((link) => link.url.replace(b, ''))).toEqual([
       '/ok', '/missing', '/head-refused', '/hop', '/loop', '/never', '/to-metadata', '/to-file',
-      'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://[::ffff:169.254.169.254]/', '/ok?image', '/ok?text',
+      'http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://[::ffff:169.254.169.254]/', 'http://10.255.255.1/', '/ok?image', '/ok?text',
     ])
     expect(byPath['/ok']).toEqual({ url: `${b}/ok`, status: 200, statusText: 'OK', ok: true })
     expect(byPath['/missing']).toMatchObject({ status: 404, ok: false })
@@ -213,6 +220,8 @@ describe('GET /api/email/:id/link-check', () => {
     for (const url of ['http://169.254.169.254/latest/meta-data/', 'http://[fe80::1]/', 'http://[::ffff:169.254.169.254]/']) {
       expect(byPath[url]).toMatchObject({ status: 0, ok: false, statusText: expect.stringMatching(/link-local/) })
     }
+    // A private address is asked (whatever this network answers), as loopback is: only link-local ones are refused.
+    expect(byPath['http://10.255.255.1/']!.statusText).not.toMatch(/Not fetched|link-local/)
     expect(check.errors).toBe(check.links.filter((link) => !link.ok).length)
     expect(site.asked).toContain('GET /head-refused')
     expect(site.asked.filter((line) => line.endsWith('/loop'))).toHaveLength(6)
@@ -236,6 +245,17 @@ describe('GET /api/email/:id/link-check', () => {
     expect(latencies.length).toBeGreaterThan(1)
     expect(Math.max(...latencies)).toBeLessThan(5000)
   }, 120_000)
+
+  it('asks at most 5 links at once', async () => {
+    const links = Array.from({ length: 30 }, (_, i) => `<a href="${site.base}/slow?n=${i}">${i}</a>`).join('\n')
+    const { id } = await t.send({ html: `<p>${links}</p>` })
+    const result = (await (await t.api(`/api/email/${id}/link-check`)).json()) as LinkCheck
+    expect(result.errors).toBe(0)
+    expect(result.links).toHaveLength(30)
+    // Each answer is held 50 ms: the site sees as many at once as the check sends.
+    expect(site.slow.most).toBeGreaterThan(1)
+    expect(site.slow.most).toBeLessThanOrEqual(5)
+  })
 
   it('answers 404 for an unknown id', async () => {
     await expectJsonError(await t.api('/api/email/nope/link-check'), 404)

@@ -19,14 +19,34 @@ beforeAll(async () => {
   url = await freshDatabase()
 })
 
+/** Calls `onType` with the type byte of each protocol message of a stream, the first untyped when `startup` (a client's). */
+function messageTypes(startup: boolean, onType: (type: number) => void): (chunk: Buffer) => void {
+  let pending = Buffer.alloc(0)
+  let typed = !startup
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk])
+    for (;;) {
+      const typeBytes = typed ? 1 : 0
+      if (pending.length < typeBytes + 4) return
+      const length = typeBytes + pending.readUInt32BE(typeBytes)
+      if (pending.length < length) return
+      if (typed) onType(pending[0]!)
+      pending = pending.subarray(length)
+      typed = true
+    }
+  }
+}
+
 /**
- * A TCP relay to the database that counts the statements its clients run:
- * the Execute and Query messages of the protocol, after each connection's
- * untyped start-up message.
+ * A TCP relay to the database that counts the statements its clients run
+ * (Execute and Query messages) and the notifications they are sent, and can
+ * hold what the clients send (`hold`, then `release`).
  */
-async function countingRelay(url: string): Promise<{ url: string; statements(): number; close(): Promise<void> }> {
+async function countingRelay(url: string) {
   const target = new URL(url)
   let statements = 0
+  let notifications = 0
+  let held: Array<() => void> | undefined
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
     const upstream = net.connect(Number(target.port), target.hostname)
@@ -38,22 +58,24 @@ async function countingRelay(url: string): Promise<{ url: string; statements(): 
         upstream.destroy()
       })
     }
-    let pending = Buffer.alloc(0)
-    let started = false
-    client.on('data', (chunk: Buffer) => {
-      upstream.write(chunk)
-      pending = Buffer.concat([pending, chunk])
-      for (;;) {
-        const typeBytes = started ? 1 : 0
-        if (pending.length < typeBytes + 4) break
-        const length = typeBytes + pending.readUInt32BE(typeBytes)
-        if (pending.length < length) break
-        if (started && (pending[0] === 0x45 || pending[0] === 0x51)) statements++
-        pending = pending.subarray(length)
-        started = true
-      }
+    const sent = messageTypes(true, (type) => {
+      if (type === 0x45 || type === 0x51) statements++
     })
-    upstream.on('data', (chunk: Buffer) => client.write(chunk))
+    const received = messageTypes(false, (type) => {
+      if (type === 0x41) notifications++
+    })
+    client.on('data', (chunk: Buffer) => {
+      const send = () => {
+        sent(chunk)
+        upstream.write(chunk)
+      }
+      if (held) held.push(send)
+      else send()
+    })
+    upstream.on('data', (chunk: Buffer) => {
+      received(chunk)
+      client.write(chunk)
+    })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const relayed = new URL(url)
@@ -61,9 +83,16 @@ async function countingRelay(url: string): Promise<{ url: string; statements(): 
   return {
     url: relayed.href,
     statements: () => statements,
+    notifications: () => notifications,
+    hold: () => void (held ??= []),
+    release: () => {
+      const sends = held ?? []
+      held = undefined
+      for (const send of sends) send()
+    },
     close: () => {
       for (const socket of sockets) socket.destroy()
-      return new Promise((resolve) => server.close(() => resolve()))
+      return new Promise<void>((resolve) => server.close(() => resolve()))
     },
   }
 }
@@ -146,6 +175,30 @@ describe('the postgres driver', () => {
         mails.map(async ({ id }) => ({ type: 'added', inbox, email: await there.get(inbox, id), raw: await there.raw(inbox, id) })),
       )
       expect(heard).toEqual(stored)
+    } finally {
+      await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
+      await relay.close()
+    }
+  })
+
+  it("reads another instance's arrivals heard while a read-back runs in the next one", async () => {
+    const inbox = `grouped-${inboxes++}`
+    const relay = await countingRelay(url)
+    try {
+      const [here, there] = [await open(), await open({ url: relay.url })]
+      const heard: StorageChange[] = []
+      there.capabilities!.watch!((change) => heard.push(change))
+      const before = { statements: relay.statements(), notifications: relay.notifications() }
+      // Nothing this instance sends reaches the database until all twenty inserts, one notice each, are heard.
+      relay.hold()
+      const mails = Array.from({ length: 20 }, (_, n) => email(`g${n}`, n))
+      for (const mail of mails) await add(here, inbox, mail)
+      await expect.poll(() => relay.notifications() - before.notifications).toBe(20)
+      relay.release()
+      await expect.poll(() => heard.length).toBe(20)
+      // The first read-back, then one for the nineteen heard while it waited; one per notice would be 20.
+      expect(relay.statements() - before.statements).toBeLessThan(5)
+      expect(heard.map((change) => change.type === 'added' && change.email.id)).toEqual(mails.map(({ id }) => id))
     } finally {
       await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
       await relay.close()

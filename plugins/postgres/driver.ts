@@ -64,6 +64,8 @@ const UNIQUE_VIOLATION = '23505'
 const CHANNEL = 'svc_mail'
 /** Bytes of one notification: a NOTIFY payload must stay under 8000. */
 const NOTICE_BYTES = 7900
+/** Most rows one read-back of another instance's arrivals takes, over the notices it groups. */
+const READ_BACK_ROWS = 256
 /** Most ids kept of arrivals another instance made that were gone before this one read them (see reportAdded). */
 const UNSEEN_LIMIT = 10_000
 /** Arrivals after which an instance first refreshes the table's statistics, then twice as many each time. */
@@ -242,8 +244,24 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       if (!unseen.delete(`${inbox}/${id}`)) tell({ type, inbox, id })
     }
   }
-  /** Notices are reported one at a time, in the order they came: a listener hears of an arrival before its removal. */
-  let reporting = Promise.resolve()
+  /** Notices heard and not reported yet, in the order they came. */
+  const heard: Notice[] = []
+  /**
+   * Reports the notices one at a time, in the order they came: a listener
+   * hears of an arrival before its removal. Arrivals in one inbox heard in a
+   * row while a read-back ran are read back together in the next, as
+   * inserts group arrivals.
+   */
+  const reportHeard = coalesced(async () => {
+    while (heard.length > 0) {
+      const notice = heard.shift()!
+      while (notice.type === 'added' && heard[0]?.type === 'added' && heard[0].inbox === notice.inbox && notice.ids.length < READ_BACK_ROWS) {
+        notice.ids.push(...heard.shift()!.ids)
+      }
+      // A read-back that fails (the database gone for now) loses the live report only: the mail is listed once it is back.
+      await report(notice).catch(() => {})
+    }
+  })
   const onNotice = (payload: string) => {
     let parsed: Notice
     try {
@@ -252,8 +270,8 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       return
     }
     if (parsed.origin === origin || listeners.size === 0) return
-    // A read-back that fails (the database gone for now) loses the live report only: the mail is listed once it is back.
-    reporting = reporting.then(() => report(parsed)).catch(() => {})
+    heard.push(parsed)
+    void reportHeard()
   }
 
   const counts = async (inbox: string) => {

@@ -475,11 +475,10 @@ const ofThisInbox = (event) => {
 socket.on('connect', () => {
   live.textContent = 'Live'
   live.className = 'live on'
-  // Events may have been missed while disconnected, or before the first connection, after the first page was read.
-  if (state.loaded) {
-    scheduleReload()
-    switcher.refresh()
-  }
+  // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by index.html)
+  // was asked for before it, and a deep link's message was read before it, often while that page was still on its way.
+  scheduleReload()
+  switcher.refresh()
 })
 socket.on('disconnect', () => {
   live.textContent = 'Offline'

@@ -15,9 +15,10 @@ ARG NODE_IMAGE=node:20-bookworm-slim
 FROM ${NODE_IMAGE} AS package
 WORKDIR /src
 COPY package.json package-lock.json ./
-# Only TypeScript and the type packages are needed here; the test tools'
-# platform binaries (optional dependencies) are not.
-RUN npm ci --ignore-scripts --omit=optional --no-audit --no-fund
+# TypeScript, the type packages and esbuild (which bundles the inbox page's
+# scripts) are needed here; esbuild's binary for this platform is an optional
+# dependency, so optional dependencies are installed too (in this stage only).
+RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY . .
 RUN npm run build \
  && npm pack --ignore-scripts --silent --pack-destination /tmp \

@@ -1,4 +1,4 @@
-import { readdirSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { readFile } from 'node:fs/promises'
 import { extname, join } from 'node:path'
@@ -8,6 +8,13 @@ import { definePlugin } from 'svc-mail/kit'
 
 /** The inbox page's files, shipped in the package beside `dist/` (see package.json `files`). */
 export const publicDir: string = join(packageRoot, 'plugins', 'web', 'public')
+
+/**
+ * The page's scripts as served: each page's entry module of `public/`
+ * bundled with what it imports by `npm run build` (scripts/build-page.mjs),
+ * so the page asks for one script, not one per module.
+ */
+const bundleDir: string = join(packageRoot, 'dist', 'web')
 
 const require = createRequire(import.meta.url)
 
@@ -42,19 +49,21 @@ const contentTypes: Record<string, string> = {
 }
 
 /**
- * The web inbox at `<base_pathname>/`: static files, no build step. Only the
- * files found in `public/` at start-up can be asked for, by exact name, so no
- * request path ever reaches another file.
+ * The web inbox at `<base_pathname>/`: the pages, styles and images of
+ * `public/` and the scripts bundled from its modules. Only the files found
+ * there at start-up can be asked for, by exact name, so no request path ever
+ * reaches another file.
  */
 export default definePlugin({
   name: 'web',
   enabled: (config) => !config.disableWeb,
   setup({ http }) {
-    const assets = new Map(
-      readdirSync(publicDir, { withFileTypes: true })
-        .filter((entry) => entry.isFile() && extname(entry.name) in contentTypes)
-        .map((entry) => [entry.name, join(publicDir, entry.name)]),
-    )
+    if (!existsSync(bundleDir)) throw new Error(`svc: the inbox page's scripts are not built (${bundleDir}); run \`npm run build\` in the svc folder`)
+    const filesOf = (dir: string, served: (name: string) => boolean) =>
+      readdirSync(dir, { withFileTypes: true })
+        .filter((entry) => entry.isFile() && extname(entry.name) in contentTypes && served(entry.name))
+        .map((entry): [string, string] => [entry.name, join(dir, entry.name)])
+    const assets = new Map([...filesOf(publicDir, (name) => extname(name) !== '.js'), ...filesOf(bundleDir, () => true)])
 
     const serve = async (name: string, files = assets, folder = '') => {
       const file = files.get(name)

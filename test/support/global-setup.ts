@@ -5,7 +5,8 @@ import { startPostgres } from './postgres.js'
 
 /**
  * Once per run: tests that spawn `bin/svc.mjs` or `bin/svc-mcp.mjs` run the
- * compiled dist/, built here as `npm run build` builds it (type errors are
+ * compiled dist/, built here as `npm run build` builds it, with the inbox
+ * page's scripts bundled into dist/web/ that every svc serves (type errors are
  * `npm run typecheck`'s to report; tsc still emits, and the tests say what is
  * broken at run time). Build mode compiles only when a source is newer than
  * dist/'s build info, so after `npm ci` (which built dist/) or on an unchanged
@@ -16,11 +17,16 @@ import { startPostgres } from './postgres.js'
 export default async function setup(project: TestProject) {
   keepFailingExitCode()
   const tsc = spawn(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'tsconfig.build.json'], { stdio: 'inherit' })
+  const page = spawn(process.execPath, ['scripts/build-page.mjs'], { stdio: 'inherit' })
   // Listened for at once: with nothing to compile, tsc may be done before PostgreSQL is.
-  const built = once(tsc, 'exit')
+  const built = Promise.all([once(tsc, 'exit'), once(page, 'exit')])
   const database = await startPostgres()
   project.provide('postgresUrl', database.url)
-  await built
+  const [, [pageCode]] = await built
+  if (pageCode !== 0) {
+    await database.destroy()
+    throw new Error(`scripts/build-page.mjs exited with ${pageCode}: the inbox page's scripts are not built`)
+  }
   return () => database.destroy()
 }
 

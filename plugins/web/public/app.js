@@ -222,7 +222,7 @@ function toggleChecked(id) {
 
 // ---- the reading pane ----
 
-/** The reading pane's code (with the checks and the highlighting it uses), loaded beside the list's first page, not before it. */
+/** The reading pane's code (with the checks and the highlighting it uses), run beside the list's first page, not before it. */
 let readerCode = null
 const readerModule = () => (readerCode ??= import('./reader.js'))
 

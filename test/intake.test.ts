@@ -165,6 +165,11 @@ describe('other messages', () => {
     expect(ids.size).toBe(6)
   })
 
+  it('previews the text with every run of whitespace one space: tabs, line breaks, no-break and ideographic spaces', async () => {
+    const { id } = await t.send({ subject: 'spaces', text: '  Tab\tand\r\nbreak,\u00a0no-break\u3000and ideographic  spaces,\n\n double   space.  ' })
+    expect((await t.svc.store.summary(id))!.preview).toBe('Tab and break, no-break and ideographic spaces, double space.')
+  })
+
   it('reads the priority headers', async () => {
     const high = await t.send({ subject: 'urgent', priority: 'high' })
     const low = await t.send({ subject: 'whenever', priority: 'low' })

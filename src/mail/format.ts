@@ -116,12 +116,21 @@ export function attachmentNames(email: Pick<Email, 'attachments'>): string[] {
 }
 
 /**
+ * Whitespace that collapsing changes: a run of two or more, or one that is
+ * not a plain space. Every run of `\s+` becomes one space all the same, but
+ * the single spaces between words, most of a text's whitespace, are not each
+ * replaced by themselves: that cost a 3 KB message 12 KB of garbage and 10 µs
+ * per summary, made twice for each arrival (the store's, the live event's).
+ */
+const COLLAPSIBLE_WHITESPACE = /\s{2,}|[^\S ]/g
+
+/**
  * The start of the text, whitespace collapsed. Only a prefix is collapsed,
  * widened until it yields enough: a long body costs no more than a short one.
  */
 function previewOf(text: string): string {
   for (let length = 4 * PREVIEW_LENGTH; ; length *= 4) {
-    const collapsed = text.slice(0, length).replace(/\s+/g, ' ').trim()
+    const collapsed = text.slice(0, length).replace(COLLAPSIBLE_WHITESPACE, ' ').trim()
     if (collapsed.length > PREVIEW_LENGTH || length >= text.length) return collapsed.slice(0, PREVIEW_LENGTH)
   }
 }

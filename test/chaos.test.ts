@@ -1,5 +1,6 @@
 import nodemailer from 'nodemailer'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { definePlugin, SmtpReplyError } from '../src/kit.js'
 import { expectJsonError } from './support/api.js'
 import { docCurlCommands, runDocCommand } from './support/doc-commands.js'
 import { connectSmtp } from './support/smtp.js'
@@ -7,18 +8,21 @@ import { startSvc, type TestSvc } from './support/svc.js'
 
 const OFF = { connect: null, auth: null, sender: null, recipient: null, data: null }
 
-/** What a nodemailer send ended with: the refusal's code, or 250. */
-async function sendCode(t: TestSvc, transport: Record<string, unknown> = {}): Promise<number | undefined> {
+/** What a nodemailer send to `to` ended with: 250, or the refusal's code and reply. */
+async function send(t: TestSvc, transport: Record<string, unknown> = {}, to = 'user@example.com'): Promise<{ code?: number; response?: string }> {
   const mailer = nodemailer.createTransport({ host: '127.0.0.1', port: t.smtpPort, secure: false, ignoreTLS: true, ...transport })
   try {
-    await mailer.sendMail({ from: 'app@example.com', to: 'user@example.com', subject: 'chaos', text: 'Hi' })
-    return 250
+    await mailer.sendMail({ from: 'app@example.com', to, subject: 'chaos', text: 'Hi' })
+    return { code: 250 }
   } catch (error) {
-    return (error as { responseCode?: number }).responseCode
+    const { responseCode, response } = error as { responseCode?: number; response?: string }
+    return { code: responseCode, response }
   } finally {
     mailer.close()
   }
 }
+
+const sendCode = async (t: TestSvc, transport: Record<string, unknown> = {}) => (await send(t, transport)).code
 
 const putChaos = (t: TestSvc, body: unknown) =>
   t.api('/api/chaos', { method: 'PUT', headers: { 'content-type': 'application/json' }, body: typeof body === 'string' ? body : JSON.stringify(body) })
@@ -133,10 +137,21 @@ describe('--chaos-triggers', () => {
   })
 })
 
+/** A user's plugin refusing one recipient with a code of its own, and failing on another. */
+const refuser = definePlugin({
+  name: 'refuser',
+  setup({ hooks }) {
+    hooks.hook('smtp:rcpt', (_session, { address }) => {
+      if (address === 'busy@example.com') throw new SmtpReplyError(452, 'Mailbox busy, come back later')
+      if (address === 'broken@example.com') throw new Error('the plugin failed')
+    })
+  },
+})
+
 describe('without --chaos', () => {
   let t: TestSvc
   beforeAll(async () => {
-    t = await startSvc({ chaosTriggers: ['recipient:450:100'] as never })
+    t = await startSvc({ chaosTriggers: ['recipient:450:100'] as never, plugins: [refuser] })
   })
   afterAll(() => t.stop())
 
@@ -144,6 +159,13 @@ describe('without --chaos', () => {
     await expectJsonError(await t.api('/api/chaos'), 404)
     await expectJsonError(await putChaos(t, { triggers: OFF }), 404)
     expect(await sendCode(t)).toBe(250)
+  })
+
+  it("lets a plugin's smtp:* hook refuse a step: its SmtpReplyError as given, any other error as 451", async () => {
+    const before = await stored(t)
+    expect(await send(t, {}, 'busy@example.com')).toMatchObject({ code: 452, response: expect.stringContaining('Mailbox busy, come back later') })
+    expect(await send(t, {}, 'broken@example.com')).toMatchObject({ code: 451 })
+    expect(await stored(t)).toBe(before)
   })
 })
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import postgres, { type Fragment, type Sql } from 'postgres'
+import type { Fragment, Sql } from 'postgres'
 import {
   BYTE_CHUNK,
   defineStorageDriver,
@@ -157,15 +157,9 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     // with its values, never the generic plan a prepared statement falls back to.
     connection: { application_name: 'svc', plan_cache_mode: 'force_custom_plan' },
   }
-  // Enough for every SMTP connection of a busy intake and the API beside it.
-  const sql = postgres(url, { ...options, max: 20 })
-  // Searches (listings and waits with a search) on connections of their own, each statement cut off
-  // after SEARCH_TIMEOUT_MS: however many run at once, they never take a connection from intake.
-  const searchSql = postgres(url, {
-    ...options,
-    max: SEARCH_CONNECTIONS,
-    connection: { ...options.connection, statement_timeout: SEARCH_TIMEOUT_MS },
-  })
+  // The clients, made by init(): the client library loads then, so an svc on other storage never loads it.
+  let sql!: Sql
+  let searchSql!: Sql
   /** This driver object, in its notices, so that it skips its own. */
   const origin = randomUUID()
   const listeners = new Set<(change: StorageChange) => void>()
@@ -176,7 +170,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
 
   const run = createRunner(server)
   /** The columns of a full row (EmailRow). */
-  const emailColumns = sql`summary, read, body, fields`
+  let emailColumns!: Fragment
 
   // Fresh statistics as the inbox grows: with none (autovacuum looks once a minute) the planner takes a
   // table of thousands for a few dozen rows and sorts them all for a page. Each instance analyzes after
@@ -439,6 +433,17 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   return {
     name: 'postgres',
     async init() {
+      const { default: postgres } = await import('postgres')
+      // Enough for every SMTP connection of a busy intake and the API beside it.
+      sql = postgres(url, { ...options, max: 20 })
+      // Searches (listings and waits with a search) on connections of their own, each statement cut off
+      // after SEARCH_TIMEOUT_MS: however many run at once, they never take a connection from intake.
+      searchSql = postgres(url, {
+        ...options,
+        max: SEARCH_CONNECTIONS,
+        connection: { ...options.connection, statement_timeout: SEARCH_TIMEOUT_MS },
+      })
+      emailColumns = sql`summary, read, body, fields`
       await run('connect', () => migrate(sql), { once: true })
       const listening = await run('listen for changes', () => sql.listen(CHANNEL, onNotice), { once: true })
       unlisten = () => listening.unlisten()
@@ -543,7 +548,8 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     async dispose() {
       listeners.clear()
       await unlisten?.().catch(() => {})
-      await Promise.all([sql.end({ timeout: 5 }), searchSql.end({ timeout: 5 })])
+      // Undefined when init() never ran.
+      await Promise.all([sql?.end({ timeout: 5 }), searchSql?.end({ timeout: 5 })])
     },
   }
 })

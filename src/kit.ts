@@ -28,6 +28,7 @@ export {
   SUMMARY_LIMIT_MAX,
   BYTE_CHUNK,
   type AttachmentContent,
+  type ByteRange,
   type ByteStream,
   type InboxCounts,
   type InboxInfo,
@@ -44,6 +45,6 @@ export {
   type StorageDriverFactory,
   type StorageDriverOptions,
 } from './storage/driver.js'
-export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from './contract/store.js'
+export { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore, type StreamedAttachment } from './contract/store.js'
 export type { SearchField, SearchQuery, SearchTerm } from './contract/search.js'
 export type { Address, Attachment, BulkDeleteResult, Email, EmailBody, EmailSummary, EmailUpdate, Envelope, SummaryPage } from './contract/types.js'

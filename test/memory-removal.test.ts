@@ -44,11 +44,11 @@ it('frees what an evicted message held at once: 40 large messages with --max-ema
   expect(last.heapUsed - warm.heapUsed, report).toBeLessThan(message)
 }, 180_000)
 
-it('serves a 20 MB source to five readers that stop reading without a copy of the whole for each', async () => {
+it('serves a 20 MB source and its attachment to five readers that stop reading without a copy of the whole for each', async () => {
   // An attachment of 15 MB: 20 MB on the wire, kept as received.
   const source = largeMessage(1000, 15 * 1024 * 1024)
   expect((await sendRaw(svc.smtpPort, { data: source })).code).toBe(250)
   const [{ id }] = (await (await fetch(`${svc.baseUrl}/api/email/summary`)).json()).items as Array<{ id: string }>
   // Each held a whole copy in the last release: five times the message; now a few chunks each.
-  await expectStoppedReadersBounded(svc, id, source.length)
+  await expectStoppedReadersBounded(svc, id, source.length, ['source', 'download', 'attachment/export-1000.bin', 'download', 'attachment/export-1000.bin'])
 }, 120_000)

@@ -30,6 +30,8 @@ async function start(options: SvcOptions): Promise<ChildSvc> {
 
 /** An attachment of 15 MB: 20 MB on the wire. */
 const source = largeMessage(0, 15 * 1024 * 1024)
+/** The source, the download and the attachment decoded, each read by clients that stop. */
+const routes = ['source', 'download', 'attachment/export-0.bin', 'attachment/export-0.bin', 'source']
 
 async function onlyId(svc: ChildSvc): Promise<string> {
   const { items } = (await (await fetch(`${svc.baseUrl}/api/email/summary`)).json()) as { items: Array<{ id: string }> }
@@ -46,7 +48,7 @@ it('streams a restored message of the mail directory from its file to readers th
   // Restarted on its directory, svc holds the message by its summary; its bytes stay in the file.
   const svc = await start({ mailDirectory })
   const id = await onlyId(svc)
-  await expectStoppedReadersBounded(svc, id, source.length)
+  await expectStoppedReadersBounded(svc, id, source.length, routes)
   const download = Buffer.from(await (await fetch(`${svc.baseUrl}/api/email/${id}/download`)).arrayBuffer())
   expect(download.equals(source)).toBe(true)
 }, 180_000)
@@ -55,7 +57,10 @@ it('streams a message from PostgreSQL a slice at a time to readers that stop rea
   const svc = await start({ storage: await freshDatabase() })
   expect((await sendRaw(svc.smtpPort, { data: source })).code).toBe(250)
   const id = await onlyId(svc)
-  await expectStoppedReadersBounded(svc, id, source.length)
+  await expectStoppedReadersBounded(svc, id, source.length, routes)
+  const attachment = await fetch(`${svc.baseUrl}/api/email/${id}/attachment/export-0.bin`)
+  expect(attachment.headers.get('content-length')).toBe(String(15 * 1024 * 1024))
+  expect((await attachment.arrayBuffer()).byteLength).toBe(15 * 1024 * 1024)
   const response = await fetch(`${svc.baseUrl}/api/email/${id}/source`)
   expect(response.headers.get('content-length')).toBe(String(source.length))
   expect(Buffer.from(await response.arrayBuffer()).equals(source)).toBe(true)

@@ -1,7 +1,6 @@
 import { HTTPError } from 'h3'
 import { z } from 'zod'
 import { noEmailWithId, type ByteStream, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
-import { bufferStream } from 'svc-mail/kit/runtime'
 import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
@@ -186,8 +185,8 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
     errors: { 404: 'No email with this id, or no attachment of that name' },
     handler: async (_event, { params: { id, filename } }, store) => {
       // The store looks up only names from the email's own attachment list: whatever the name spells, nothing else is ever read.
-      const found = await store.requireAttachment(id, filename)
-      return bytesResponse(bufferStream(found.content), {
+      const found = await store.requireAttachmentStream(id, filename)
+      return bytesResponse(found.content, {
         'content-type': servedType(found.contentType),
         'content-disposition': `inline; filename*=UTF-8''${encodeURIComponent(found.attachment.filename)}`,
         'x-content-type-options': 'nosniff',

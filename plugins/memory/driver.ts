@@ -1,6 +1,7 @@
 import {
   defineStorageDriver,
   type Address,
+  type ByteRange,
   type Email,
   type EmailSummary,
   type EmailUpdate,
@@ -236,12 +237,12 @@ function memoryInbox() {
       if (entry.kept) return kept.raw(entry, entry.kept)
       return entry.raw ?? unpackBody(entry.packed, entry.search).raw
     },
-    async rawStream(id: string) {
+    async rawStream(id: string, range?: ByteRange) {
       const entry = byId.get(id)
       if (!entry) return undefined
-      if (entry.kept) return kept.rawStream(entry, entry.kept)
+      if (entry.kept) return kept.rawStream(entry, entry.kept, range)
       const raw = entry.raw ?? unpackBody(entry.packed, entry.search).raw
-      return raw && bufferStream(raw)
+      return raw && bufferStream(raw, range)
     },
     async setRead(id: string, read: boolean) {
       const entry = byId.get(id)
@@ -356,7 +357,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     capabilities: {
       search: (inbox, query) => reading(inbox).search(query),
       emails: (inbox, order) => reading(inbox).emails(order),
-      rawStream: (inbox, id) => reading(inbox).rawStream(id),
+      rawStream: (inbox, id, range) => reading(inbox).rawStream(id, range),
       readAll: (inbox) => reading(inbox).readAll(),
       update: (inbox, id, changes) => reading(inbox).update(id, changes),
       async restore(inbox, kept) {

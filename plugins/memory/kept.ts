@@ -1,4 +1,4 @@
-import { type ByteStream, type Email, type KeptMail } from 'svc-mail/kit'
+import { type ByteRange, type ByteStream, type Email, type KeptMail } from 'svc-mail/kit'
 import { bufferStream } from 'svc-mail/kit/runtime'
 import { hiddenRecipients, type SearchTarget } from 'svc-mail/kit/search'
 import { trigramFilter } from './filter.js'
@@ -100,11 +100,11 @@ export function keptContent<Entry extends RestorableEntry>(entries: () => Iterab
       return raw
     },
     /** The source of a restored entry a chunk at a time: read where it is kept as the reader asks, unless it is at hand. */
-    async rawStream(entry: Entry, kept: KeptMail): Promise<ByteStream | undefined> {
-      if (recentSource?.entry === entry) return bufferStream(recentSource.raw)
-      if (kept.rawStream) return kept.rawStream()
+    async rawStream(entry: Entry, kept: KeptMail, range?: ByteRange): Promise<ByteStream | undefined> {
+      if (recentSource?.entry === entry) return bufferStream(recentSource.raw, range)
+      if (kept.rawStream) return kept.rawStream(range)
       const raw = await kept.raw()
-      return raw && bufferStream(raw)
+      return raw && bufferStream(raw, range)
     },
   }
 }

@@ -1,7 +1,7 @@
 import { constants } from 'node:fs'
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
-import { BYTE_CHUNK, type ByteStream } from 'svc-mail/kit'
+import { BYTE_CHUNK, type ByteRange, type ByteStream } from 'svc-mail/kit'
 import { coalesced } from 'svc-mail/kit/runtime'
 
 /**
@@ -70,20 +70,22 @@ async function withRegularFile<T>(path: string, use: (handle: FileHandle, size: 
 export const readRegularFile = (path: string): Promise<Buffer> => withRegularFile(path, (handle) => handle.readFile())
 
 /**
- * A regular file's bytes a chunk at a time (see withRegularFile), its
- * length read now. Each chunk opens the file, reads and closes it again: a
+ * A regular file's bytes (those of `range` when given) a chunk at a time
+ * (see withRegularFile), its length read now. Each chunk opens the file, reads and closes it again: a
  * reader that stops (or is dropped without a word) holds no descriptor.
  * Throws when the file goes or changes length while being read.
  */
-export async function streamRegularFile(path: string): Promise<ByteStream> {
-  const length = await withRegularFile(path, async (_handle, size) => size)
+export async function streamRegularFile(path: string, range?: ByteRange): Promise<ByteStream> {
+  const fileSize = await withRegularFile(path, async (_handle, size) => size)
+  const start = Math.min(range?.start ?? 0, fileSize)
+  const end = Math.min(range?.end ?? fileSize, fileSize)
   return {
-    length,
+    length: Math.max(0, end - start),
     chunks: (async function* () {
-      for (let position = 0; position < length; position += BYTE_CHUNK) {
+      for (let position = start; position < end; position += BYTE_CHUNK) {
         yield await withRegularFile(path, async (handle, size) => {
-          if (size !== length) throw new Error(`${path} changed while being read`)
-          const chunk = new Uint8Array(Math.min(BYTE_CHUNK, length - position))
+          if (size !== fileSize) throw new Error(`${path} changed while being read`)
+          const chunk = new Uint8Array(Math.min(BYTE_CHUNK, end - position))
           const { bytesRead } = await handle.read(chunk, 0, chunk.length, position)
           if (bytesRead !== chunk.length) throw new Error(`${path} changed while being read`)
           return chunk

@@ -111,7 +111,7 @@ function keptMail(dir: string, id: string, head: MetaHead, logger: ConsolaInstan
     inlineCount,
     email: async () => (await readMetaRecord(dir, id, size)) ?? reparse(),
     raw,
-    rawStream: () => streamRegularFile(mailFilePath(dir, id)).catch(unreadable),
+    rawStream: (range) => streamRegularFile(mailFilePath(dir, id), range).catch(unreadable),
   }
 }
 

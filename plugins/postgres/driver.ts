@@ -5,6 +5,7 @@ import {
   defineStorageDriver,
   StorageUnavailableError,
   type Email,
+  type ByteRange,
   type ByteStream,
   type EmailBody,
   type EmailSummary,
@@ -346,18 +347,19 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   }
 
   /** The raw source a slice at a time: a short query per slice, no transaction or connection held between them, so a reader that stops holds nothing. */
-  const rawStream = async (inbox: string, id: string): Promise<ByteStream | undefined> => {
+  const rawStream = async (inbox: string, id: string, range?: ByteRange): Promise<ByteStream | undefined> => {
     const key = idValue(id)
     const [row] = await run('read an email', () => sql<Array<{ length: number }>>`SELECT octet_length(raw)::float8 AS length FROM svc_mail WHERE inbox = ${inbox} AND id = ${key}`)
     if (!row) return undefined
-    const { length } = row
+    const start = Math.min(range?.start ?? 0, row.length)
+    const end = Math.min(range?.end ?? row.length, row.length)
     return {
-      length,
+      length: Math.max(0, end - start),
       chunks: (async function* () {
-        for (let offset = 0; offset < length; offset += BYTE_CHUNK) {
+        for (let offset = start; offset < end; offset += BYTE_CHUNK) {
           const [slice] = await run(
             'read an email',
-            () => sql<Array<{ chunk: Buffer }>>`SELECT substring(raw from ${offset + 1} for ${BYTE_CHUNK}) AS chunk FROM svc_mail WHERE inbox = ${inbox} AND id = ${key}`,
+            () => sql<Array<{ chunk: Buffer }>>`SELECT substring(raw from ${offset + 1} for ${Math.min(BYTE_CHUNK, end - offset)}) AS chunk FROM svc_mail WHERE inbox = ${inbox} AND id = ${key}`,
           )
           if (!slice) throw new Error(`Email ${id} was removed while being read`)
           yield slice.chunk
@@ -523,7 +525,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     },
     capabilities: {
       search: (inbox, { search, ...query }) => listing(inbox, query, search),
-      rawStream: (inbox, id) => rawStream(inbox, id),
+      rawStream,
       async *emails(inbox, order) {
         listings++
         try {

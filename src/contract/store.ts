@@ -1,5 +1,5 @@
 import type { Attachment, Email, EmailSummary, EmailUpdate, SummaryPage } from './types.js'
-import type { AttachmentContent, ByteStream, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from '../storage/driver.js'
+import type { AttachmentContent, ByteRange, ByteStream, InboxCounts, InboxInfo, IncomingMail, KeptMail, PageQuery, SortOrder, StorageDriver } from '../storage/driver.js'
 
 /** Thrown for an id (or attachment) that is not stored; its message is for people. */
 export class MailNotFoundError extends Error {
@@ -15,6 +15,13 @@ export const noEmailWithId = (id: string): MailNotFoundError => new MailNotFound
 /** An attachment found by name: its entry in the email's list, its type and its bytes. */
 export interface FoundAttachment extends AttachmentContent {
   attachment: Attachment
+}
+
+/** FoundAttachment with its bytes decoded a chunk at a time as the reader takes them. */
+export interface StreamedAttachment {
+  attachment: Attachment
+  contentType: string
+  content: ByteStream
 }
 
 /**
@@ -54,8 +61,8 @@ export interface MailStore {
   /** The full email, marked read (`mail:read` when it was unread), as `GET /api/email/:id` and `svc_get_email` read it. */
   read(id: string): Promise<Email | undefined>
   raw(id: string): Promise<Buffer | undefined>
-  /** The same bytes a chunk at a time as the reader asks (the driver's `rawStream`, else `raw` in chunks); undefined for an unknown id. */
-  rawStream(id: string): Promise<ByteStream | undefined>
+  /** The same bytes (or those of `range`) a chunk at a time as the reader asks (the driver's `rawStream`, else `raw` in chunks); undefined for an unknown id. */
+  rawStream(id: string, range?: ByteRange): Promise<ByteStream | undefined>
   /**
    * An attachment by `generatedFileName` or `filename`, looked up in the
    * email's own attachment list only, so no other name is ever read.
@@ -65,6 +72,12 @@ export interface MailStore {
   attachments(id: string, filenames: string[]): Promise<Array<FoundAttachment | undefined>>
   /** `attachment`, throwing MailNotFoundError that names what is missing: the email or its attachment. */
   requireAttachment(id: string, filename: string): Promise<FoundAttachment>
+  /**
+   * `requireAttachment` with the content decoded as the reader takes it,
+   * from the source read a chunk at a time (`rawStream`): a reader holds
+   * about a chunk, never the whole attachment or message.
+   */
+  requireAttachmentStream(id: string, filename: string): Promise<StreamedAttachment>
   markRead(id: string): Promise<boolean>
   /** True when it was read and now is unread (`mail:read` with `read: false`). */
   markUnread(id: string): Promise<boolean>

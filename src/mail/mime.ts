@@ -1,6 +1,8 @@
+import { once } from 'node:events'
 import type { Readable } from 'node:stream'
 import libmime from 'libmime'
 import { MailParser, type AttachmentStream, type HeaderLines, type Headers, type MailParserOptions, type MessageText } from 'mailparser'
+import type { ByteRange, ByteStream } from '../storage/driver.js'
 
 /** An attachment as svc lists it; `content` only for the one asked for. */
 export interface MimeAttachment {
@@ -17,11 +19,6 @@ export interface MimeAttachment {
   entity?: ByteRange
 }
 
-/** `raw.subarray(start, end)`. */
-interface ByteRange {
-  start: number
-  end: number
-}
 
 export interface MimeMessage {
   headers: Headers
@@ -121,9 +118,10 @@ const mailparserProcessChunk = mailparserPrototype.processChunk
  * Reads a message with mailparser's MailParser, the way its simpleParser
  * does, except that attachment bodies are counted and dropped: a 20 MB
  * attachment is never held whole, nor twice. `keep` picks the attachments
- * whose content is wanted.
+ * whose content is wanted. `raw` may be a ByteStream, read a chunk at a
+ * time as the parser takes it.
  */
-export function readMime(raw: Buffer, { keep = () => false, htmlToText = true }: ReadMimeOptions = {}): Promise<MimeMessage> {
+export function readMime(raw: Buffer | ByteStream, { keep = () => false, htmlToText = true }: ReadMimeOptions = {}): Promise<MimeMessage> {
   return new Promise((resolve, reject) => {
     const message: MimeMessage = { headers: new Map(), headerLines: [], attachments: [] }
     // mailparser reads this flag only where it would convert an HTML part: reading it is what tells that it would.
@@ -209,6 +207,41 @@ export function readMime(raw: Buffer, { keep = () => false, htmlToText = true }:
   })
 }
 
+/** The options of a read for attachments alone: no HTML made into text. */
+const attachmentsOnly = { ...parserOptions, skipHtmlToText: true }
+
+/**
+ * The content of the attachment at `position` (in the order readMime lists
+ * them) as mailparser decodes it, a chunk at a time as the caller takes
+ * them: the parser waits while a chunk is not taken, so nothing is decoded
+ * ahead and the whole is never held. Returns (without a chunk) false when
+ * the message has no such attachment or its type is not `contentType`.
+ */
+export async function* attachmentChunks(source: ByteStream, position: number, contentType: string): AsyncGenerator<Uint8Array, boolean> {
+  const parser = new SvcParser(attachmentsOnly)
+  feed(parser, source)
+  try {
+    let seen = 0
+    for await (const part of parser as AsyncIterable<AttachmentStream | MessageText>) {
+      if (part.type !== 'attachment') continue
+      const content = part.content as Readable
+      if (seen++ < position) {
+        content.resume()
+        await once(content, 'end')
+        part.release()
+        continue
+      }
+      if ((part.contentType || 'application/octet-stream') !== contentType) return false
+      for await (const chunk of content) yield chunk as Buffer
+      part.release()
+      return true
+    }
+    return false
+  } finally {
+    parser.destroy()
+  }
+}
+
 /** The root's charset, else that of the first text part in document order. */
 function declaredCharset(root: MimeNode | false): string | undefined {
   if (!root) return undefined
@@ -227,9 +260,12 @@ const FEED_SIZE = 256 * 1024
 /**
  * Writes the message in slices (views, not copies), waiting whenever the
  * parser asks to: handed a large message at once, it would queue every line
- * and decoded piece of it before any is consumed.
+ * and decoded piece of it before any is consumed. A ByteStream is read a
+ * chunk at a time, each once the parser is ready for it; a parser destroyed
+ * meanwhile stops the reading.
  */
-function feed(parser: MailParser, raw: Buffer): void {
+function feed(parser: MailParser, raw: Buffer | ByteStream): void {
+  if (!Buffer.isBuffer(raw)) return void feedStream(parser, raw).catch((error: Error) => parser.destroy(error))
   let offset = 0
   const next = () => {
     while (offset < raw.length) {
@@ -240,6 +276,15 @@ function feed(parser: MailParser, raw: Buffer): void {
     parser.end()
   }
   next()
+}
+
+async function feedStream(parser: MailParser, { chunks }: ByteStream): Promise<void> {
+  const closed = once(parser, 'close').catch(() => undefined)
+  for await (const chunk of chunks) {
+    if (parser.destroyed) return
+    if (!parser.write(chunk)) await Promise.race([once(parser, 'drain'), closed])
+  }
+  if (!parser.destroyed) parser.end()
 }
 
 /**

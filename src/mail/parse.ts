@@ -10,7 +10,8 @@ import type { Address, Email, Envelope } from '../contract/types.js'
 import { markInline } from './content-id.js'
 import { formatSize } from './format.js'
 import { htmlToPlainText } from './html-text.js'
-import { readMime, type MimeAttachment, type MimeMessage } from './mime.js'
+import { attachmentChunks, readMime, type MimeAttachment, type MimeMessage } from './mime.js'
+import type { ByteRange, ByteStream } from '../storage/driver.js'
 
 const ID_BYTES = 8
 /** Random bytes drawn 512 ids at a time: one call into the CSPRNG per id cost more than the rest of createId. */
@@ -161,6 +162,14 @@ export async function readAttachment(
   filename: string,
   key?: string,
 ): Promise<{ contentType: string; content: Buffer } | undefined> {
+  const { attachment, position } = findAttachment(await attachmentIndex(raw, key), filename)
+  if (!attachment) return undefined
+  const content = (await readEntity(raw, attachment)) ?? (await readWhole(raw, position))
+  return { contentType: attachment.contentType, content }
+}
+
+/** The attachment list of `raw` (whole or as a ByteStream), remembered by `key` (see readAttachment). */
+async function attachmentIndex(raw: Buffer | ByteStream, key: string | undefined): Promise<MimeAttachment[]> {
   let index = key === undefined ? undefined : attachmentIndexes.get(key)
   if (index?.size !== raw.length) index = { size: raw.length, attachments: (await readMime(raw, { htmlToText: false })).attachments }
   if (key !== undefined) {
@@ -168,11 +177,54 @@ export async function readAttachment(
     attachmentIndexes.set(key, index)
     if (attachmentIndexes.size > ATTACHMENT_INDEXES) attachmentIndexes.delete(attachmentIndexes.keys().next().value!)
   }
-  const position = index.attachments.findIndex((attachment) => attachment.generatedFileName === filename || attachment.filename === filename)
-  const attachment = index.attachments[position]
+  return index.attachments
+}
+
+function findAttachment(attachments: MimeAttachment[], filename: string): { attachment?: MimeAttachment; position: number } {
+  const position = attachments.findIndex((attachment) => attachment.generatedFileName === filename || attachment.filename === filename)
+  return { attachment: attachments[position], position }
+}
+
+/**
+ * readAttachment with the message read as a ByteStream (`read` gives the
+ * whole, or a range of it) and the content handed over as one: decoded a
+ * chunk at a time as the reader takes it, from the attachment's own MIME
+ * entity when that alone gives it, else from the whole message. Its length
+ * is the decoded size the listing counted; a decoding that ends elsewhere
+ * throws rather than hand over other bytes.
+ */
+export async function streamAttachment(
+  read: (range?: ByteRange) => Promise<ByteStream | undefined>,
+  filename: string,
+  key?: string,
+): Promise<{ contentType: string; content: ByteStream } | undefined> {
+  const whole = await read()
+  if (!whole) return undefined
+  const { attachment, position } = findAttachment(await attachmentIndex(whole, key), filename)
   if (!attachment) return undefined
-  const content = (await readEntity(raw, attachment)) ?? (await readWhole(raw, position))
-  return { contentType: attachment.contentType, content }
+  const { entity, contentType, size } = attachment
+  let sent = 0
+  /** The chunks of the attachment at `at` of `source`, counted; false when it is not there. */
+  async function* counted(source: ByteStream | undefined, at: number): AsyncGenerator<Uint8Array, boolean> {
+    if (!source) return false
+    const chunks = attachmentChunks(source, at, contentType)
+    try {
+      for (;;) {
+        const next = await chunks.next()
+        if (next.done) return next.value
+        sent += next.value.length
+        yield next.value
+      }
+    } finally {
+      // A reader that stops here stops the parser too.
+      await chunks.return(false)
+    }
+  }
+  async function* decoded(): AsyncGenerator<Uint8Array> {
+    const found = (entity && (yield* counted(await read(entity), 0))) || (sent === 0 && (yield* counted(await read(), position)))
+    if (!found || sent !== size) throw new Error(`Attachment ${filename} did not decode to the ${size} bytes listed`)
+  }
+  return { contentType, content: { length: size, chunks: decoded() } }
 }
 
 /**

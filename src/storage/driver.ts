@@ -52,8 +52,8 @@ export interface KeptMail {
   email(): Promise<Email | undefined>
   /** The bytes as received; undefined when they can no longer be read. */
   raw(): Promise<Buffer | undefined>
-  /** The same bytes read a chunk at a time (a file read as the reader asks); without it `raw` is read whole. */
-  rawStream?(): Promise<ByteStream | undefined>
+  /** The same bytes (or those of `range`) read a chunk at a time (a file read as the reader asks); without it `raw` is read whole. */
+  rawStream?(range?: ByteRange): Promise<ByteStream | undefined>
 }
 
 /**
@@ -72,6 +72,12 @@ export interface ByteStream {
    * throws: never other bytes.
    */
   chunks: AsyncIterable<Uint8Array>
+}
+
+/** Bytes `start` (included) to `end` (excluded) of a message's raw source. */
+export interface ByteRange {
+  start: number
+  end: number
 }
 
 /** The size of the chunks a ByteStream hands over: what a reader holds at a time. */
@@ -168,10 +174,11 @@ export interface StorageCapabilities {
   /**
    * The bytes as received, read a chunk at a time as the reader asks (a
    * file, slices of a column), never whole: the source and download routes
-   * serve them so. Undefined for an unknown id. Without it the store reads
-   * `raw` whole and hands it over a chunk at a time.
+   * serve them so, and an attachment is decoded from its `range` alone.
+   * Undefined for an unknown id. Without it the store reads `raw` whole and
+   * hands it (or the range) over a chunk at a time.
    */
-  rawStream?(inbox: string, id: string): Promise<ByteStream | undefined>
+  rawStream?(inbox: string, id: string, range?: ByteRange): Promise<ByteStream | undefined>
   /**
    * One attachment by its `generatedFileName`, without the raw source (the
    * store looks the name up in the record first). Without it the store

@@ -1,6 +1,6 @@
 import type { SvcHookable } from '../contract/hooks.js'
 import { boundSummary } from '../mail/format.js'
-import { readAttachment } from '../mail/parse.js'
+import { readAttachment, streamAttachment } from '../mail/parse.js'
 import { DEFAULT_INBOX } from '../inbox.js'
 import { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from '../contract/store.js'
 import {
@@ -92,10 +92,10 @@ function createInboxStore(
       return email
     },
     raw: (id) => driver.raw(name, id),
-    async rawStream(id) {
-      if (capabilities.rawStream) return capabilities.rawStream(name, id)
+    async rawStream(id, range) {
+      if (capabilities.rawStream) return capabilities.rawStream(name, id, range)
       const raw = await driver.raw(name, id)
-      return raw && bufferStream(raw)
+      return raw && bufferStream(raw, range)
     },
     attachment: async (id, filename) => (await store.attachments(id, [filename]))[0],
     async attachments(id, filenames) {
@@ -117,9 +117,17 @@ function createInboxStore(
       return found
     },
     async requireAttachment(id, filename) {
-      const found = await store.attachment(id, filename)
-      if (found) return found
-      throw (await store.has(id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
+      return (await store.attachment(id, filename)) ?? (await missingAttachment(id, filename))
+    },
+    async requireAttachmentStream(id, filename) {
+      const email = await driver.get(name, id)
+      const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
+      if (!attachment) return missingAttachment(id, filename)
+      const { generatedFileName } = attachment
+      const found = capabilities.attachment
+        ? await capabilities.attachment(name, id, generatedFileName).then((content) => content && { contentType: content.contentType, content: bufferStream(content.content) })
+        : await streamAttachment((range) => store.rawStream(id, range), generatedFileName, id)
+      return found ? { ...found, attachment } : missingAttachment(id, filename)
     },
     async markRead(id) {
       const changed = await driver.setRead(name, id, true)
@@ -185,6 +193,11 @@ function createInboxStore(
       for await (const email of all) yield named(email)!
     },
     exclusive: (name, task) => (capabilities.exclusive ? capabilities.exclusive(name, task) : task()),
+  }
+
+  /** What is missing when an attachment is not found: the email, or its attachment of that name. */
+  const missingAttachment = async (id: string, filename: string): Promise<never> => {
+    throw (await store.has(id)) ? new MailNotFoundError(`Email ${id} has no attachment named ${filename}`) : noEmailWithId(id)
   }
 
   /** A listing, searched by the driver when it can, else by the store over every message. */

@@ -266,6 +266,14 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         expect(await store.attachment('att', '../../etc/passwd')).toBeUndefined()
         await expect(store.requireAttachment('att', 'nope.csv')).rejects.toThrow('Email att has no attachment named nope.csv')
         await expect(store.requireAttachment('gone', 'report.csv')).rejects.toThrow('No email with id gone')
+        // The same, decoded a chunk at a time as the reader takes it.
+        const streamed = await store.requireAttachmentStream('att', 'report.csv')
+        expect([streamed.contentType, streamed.content.length, streamed.attachment.filename]).toEqual(['text/csv', 8, 'report.csv'])
+        const chunks: Uint8Array[] = []
+        for await (const chunk of streamed.content.chunks) chunks.push(chunk)
+        expect(Buffer.concat(chunks).toString()).toBe('a,b\n1,2\n')
+        await expect(store.requireAttachmentStream('att', 'nope.csv')).rejects.toThrow('Email att has no attachment named nope.csv')
+        await expect(store.requireAttachmentStream('gone', 'report.csv')).rejects.toThrow('No email with id gone')
       })
 
       it('reads the source once for several attachments of one email (an HTML body\'s inline images)', async () => {

@@ -69,16 +69,16 @@ export async function startChild({ options = {}, smtpServer = {} }: ChildOptions
 export const mb = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 
 /**
- * Five clients that stop reading (see stoppedReaders) the source and
- * download of `id`, a message of `size` bytes, hold less than one copy of
- * it in all: its bytes come a chunk at a time from where they are kept, not
+ * Five clients that stop reading (see stoppedReaders) `routes` of `id`
+ * (its source and download unless given), a message of `size` bytes, hold
+ * less than one copy of it in all: its bytes come a chunk at a time from where they are kept, not
  * a whole copy per reader, which would be five times the message.
  */
-export async function expectStoppedReadersBounded(svc: ChildSvc, id: string, size: number): Promise<void> {
+export async function expectStoppedReadersBounded(svc: ChildSvc, id: string, size: number, routes = ['source', 'download', 'source', 'download', 'source']): Promise<void> {
   const before = await svc.memory()
   const readers = await stoppedReaders(
     svc.baseUrl,
-    ['source', 'download', 'source', 'download', 'source'].map((route) => `/api/email/${id}/${route}`),
+    routes.map((route) => `/api/email/${id}/${route}`),
   )
   const during = await svc.memory()
   for (const socket of readers) socket.destroy()

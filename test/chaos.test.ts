@@ -129,6 +129,12 @@ describe('--chaos-triggers', () => {
   })
   afterAll(() => t.stop())
 
+  it('refuses a word out of range at start, naming it', async () => {
+    for (const word of ['recipient:999:50', 'sender:451:101', 'mailbox:451:5']) {
+      await expect(startSvc({ chaos: true, chaosTriggers: [word] as never }), word).rejects.toThrow(word)
+    }
+  })
+
   it('sets the triggers at start', async () => {
     expect(await (await t.api('/api/chaos')).json()).toEqual({
       triggers: { ...OFF, recipient: { code: 450, probability: 100 }, data: { code: 552, probability: 0 } },

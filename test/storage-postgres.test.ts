@@ -99,14 +99,25 @@ async function countingRelay(url: string) {
 
 describe('the postgres driver', () => {
   const opened: StorageDriver[] = []
+  const relays: Array<Awaited<ReturnType<typeof countingRelay>>> = []
   afterEach(async () => {
     await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
+    await Promise.all(relays.splice(0).map((relay) => relay.close()))
   })
   async function open(options: { url?: string } = {}): Promise<StorageDriver> {
     const driver = postgresDriver({ url: options.url ?? url })
     opened.push(driver)
     await driver.init!()
     return driver
+  }
+  /** Two drivers on the database, `there` through a counting relay, and the changes `there` reports. */
+  async function relayedPair() {
+    const relay = await countingRelay(url)
+    relays.push(relay)
+    const [here, there] = [await open(), await open({ url: relay.url })]
+    const heard: StorageChange[] = []
+    there.capabilities!.watch!((change) => heard.push(change))
+    return { relay, here, there, heard }
   }
   const add = (driver: StorageDriver, inbox: string, mail: Email) => driver.add(inbox, { email: mail, raw: Buffer.from(`raw ${mail.id}`) })
   /** A page as the kernel's store asks the driver for it (bounded, its search parsed). */
@@ -159,50 +170,34 @@ describe('the postgres driver', () => {
 
   it("reads another instance's arrivals back as stored, those of one insert in one query", async () => {
     const inbox = `batch-${inboxes++}`
-    const relay = await countingRelay(url)
-    try {
-      const [here, there] = [await open(), await open({ url: relay.url })]
-      const heard: StorageChange[] = []
-      there.capabilities!.watch!((change) => heard.push(change))
-      const before = relay.statements()
-      const mails = Array.from({ length: 20 }, (_, n) => email(`b${n}`, n))
-      // Added together: group commit stores them in two inserts (the first alone, the rest while it runs), two notices.
-      await Promise.all(mails.map((mail) => add(here, inbox, mail)))
-      await expect.poll(() => heard.length).toBe(20)
-      // One read-back per notice (the start-up ANALYZE may land here too); one per message would be 20 or more.
-      expect(relay.statements() - before).toBeLessThan(5)
-      const stored = await Promise.all(
-        mails.map(async ({ id }) => ({ type: 'added', inbox, email: await there.get(inbox, id), raw: await there.raw(inbox, id) })),
-      )
-      expect(heard).toEqual(stored)
-    } finally {
-      await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
-      await relay.close()
-    }
+    const { relay, here, there, heard } = await relayedPair()
+    const before = relay.statements()
+    const mails = Array.from({ length: 20 }, (_, n) => email(`b${n}`, n))
+    // Added together: group commit stores them in two inserts (the first alone, the rest while it runs), two notices.
+    await Promise.all(mails.map((mail) => add(here, inbox, mail)))
+    await expect.poll(() => heard.length).toBe(20)
+    // One read-back per notice (the start-up ANALYZE may land here too); one per message would be 20 or more.
+    expect(relay.statements() - before).toBeLessThan(5)
+    const stored = await Promise.all(
+      mails.map(async ({ id }) => ({ type: 'added', inbox, email: await there.get(inbox, id), raw: await there.raw(inbox, id) })),
+    )
+    expect(heard).toEqual(stored)
   })
 
   it("reads another instance's arrivals heard while a read-back runs in the next one", async () => {
     const inbox = `grouped-${inboxes++}`
-    const relay = await countingRelay(url)
-    try {
-      const [here, there] = [await open(), await open({ url: relay.url })]
-      const heard: StorageChange[] = []
-      there.capabilities!.watch!((change) => heard.push(change))
-      const before = { statements: relay.statements(), notifications: relay.notifications() }
-      // Nothing this instance sends reaches the database until all twenty inserts, one notice each, are heard.
-      relay.hold()
-      const mails = Array.from({ length: 20 }, (_, n) => email(`g${n}`, n))
-      for (const mail of mails) await add(here, inbox, mail)
-      await expect.poll(() => relay.notifications() - before.notifications).toBe(20)
-      relay.release()
-      await expect.poll(() => heard.length).toBe(20)
-      // The first read-back, then one for the nineteen heard while it waited; one per notice would be 20.
-      expect(relay.statements() - before.statements).toBeLessThan(5)
-      expect(heard.map((change) => change.type === 'added' && change.email.id)).toEqual(mails.map(({ id }) => id))
-    } finally {
-      await Promise.all(opened.splice(0).map((driver) => driver.dispose?.()))
-      await relay.close()
-    }
+    const { relay, here, heard } = await relayedPair()
+    const before = { statements: relay.statements(), notifications: relay.notifications() }
+    // Nothing this instance sends reaches the database until all twenty inserts, one notice each, are heard.
+    relay.hold()
+    const mails = Array.from({ length: 20 }, (_, n) => email(`g${n}`, n))
+    for (const mail of mails) await add(here, inbox, mail)
+    await expect.poll(() => relay.notifications() - before.notifications).toBe(20)
+    relay.release()
+    await expect.poll(() => heard.length).toBe(20)
+    // The first read-back, then one for the nineteen heard while it waited; one per notice would be 20.
+    expect(relay.statements() - before.statements).toBeLessThan(5)
+    expect(heard.map((change) => change.type === 'added' && change.email.id)).toEqual(mails.map(({ id }) => id))
   })
 
   it('answers every operator of the search syntax in SQL', async () => {

@@ -2,8 +2,6 @@ import { caniemailData, checkedFeatures } from './caniemail.js'
 import { PLATFORMS, type Platform } from './platforms.js'
 
 type Support = 'yes' | 'partial' | 'no'
-/** What a warning names a client for: the ways it lacks a feature. */
-type Lack = Exclude<Support, 'yes'>
 
 /** Percentages, 0-100, adding up to 100 within rounding. */
 interface SupportScore {
@@ -18,8 +16,7 @@ interface HtmlCheckWarning {
   category: 'html' | 'css'
   url: string
   score: SupportScore
-  /** The clients that lack the feature; the others count in `score` alone. */
-  results: Array<{ client: string; platform: Platform; support: Lack }>
+  results: Array<{ client: string; platform: Platform; support: Support }>
 }
 
 /** `GET /api/email/:id/html-check` */
@@ -105,10 +102,7 @@ function score(counts: Record<Support, number>): SupportScore {
 /**
  * The answer for the features a message uses, on the clients of `platforms`:
  * `total` over every client and feature found; a warning for each feature
- * some client lacks, most lacked first, naming those clients. The clients
- * that support it are left out of the warning: they are most of the data
- * (about 70 % of a marketing mail's), which every reader of the answer
- * would receive and parse only to skip.
+ * some client lacks, most lacked first.
  */
 export function htmlCheckResult(features: Iterable<string>, platforms: readonly Platform[] = PLATFORMS): HtmlCheckResult {
   const wanted = new Set(platforms)
@@ -131,7 +125,7 @@ export function htmlCheckResult(features: Iterable<string>, platforms: readonly 
       category: feature.category as 'html' | 'css',
       url: feature.url,
       score: score(counts),
-      results: results.flatMap(({ client, support }) => (support === 'yes' ? [] : [{ client: client.name, platform: client.platform, support }])),
+      results: results.map(({ client, support }) => ({ client: client.name, platform: client.platform, support })),
     })
   }
   warnings.sort((a, b) => b.score.unsupported - a.score.unsupported || b.score.partial - a.score.partial || a.title.localeCompare(b.title))

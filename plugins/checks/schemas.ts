@@ -16,9 +16,7 @@ export const htmlCheckSchema = z
         category: z.enum(['html', 'css']),
         url: z.string().meta({ description: 'The feature on caniemail.com' }),
         score: supportScore,
-        results: z
-          .array(z.object({ client: z.string(), platform: z.enum(PLATFORMS), support: z.enum(['partial', 'no']) }))
-          .meta({ description: 'The clients that lack the feature, partly or wholly; those that support it count in score alone' }),
+        results: z.array(z.object({ client: z.string(), platform: z.enum(PLATFORMS), support: z.enum(['yes', 'partial', 'no']) })),
       }),
     ),
   })

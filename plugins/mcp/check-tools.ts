@@ -21,7 +21,7 @@ export function registerCheckTools(server: McpServer, context: McpContext): void
       description:
         "How well mail clients support the HTML and CSS features a message's HTML body uses, from the caniemail.com data: " +
         '`total` support in percent over every client and feature found, the `clients` counted, and a warning for each feature some client ' +
-        "lacks, with the clients that lack it (support partial or no). Fails for a message without HTML.",
+        "lacks, with each client's support (yes, partial, no). Fails for a message without HTML.",
       inputSchema: { inbox: inboxArgument, id: emailId, platforms: z.array(z.enum(PLATFORMS)).optional().describe('Only clients of these platforms; default all') },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },

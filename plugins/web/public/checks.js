@@ -30,6 +30,7 @@ function htmlSection(email) {
   api.check(email.id, 'html-check').then(
     (result) => {
       const warnings = result.warnings.map((warning) => {
+        const lacking = warning.results.filter((result) => result.support !== 'yes')
         return h(
           'details',
           { class: 'check-warning', 'data-slug': warning.slug },
@@ -44,7 +45,7 @@ function htmlSection(email) {
           h(
             'ul',
             { class: 'check-clients' },
-            warning.results.map((result) => h('li', { class: `support-${result.support}`, text: `${result.client}: ${result.support === 'no' ? 'not supported' : 'partial'}` })),
+            lacking.map((result) => h('li', { class: `support-${result.support}`, text: `${result.client}: ${result.support === 'no' ? 'not supported' : 'partial'}` })),
           ),
           h('a', { href: warning.url, target: '_blank', rel: 'noopener noreferrer', text: 'Notes on caniemail.com' }),
         )

@@ -153,7 +153,7 @@ it('shows mail data as text, never as markup', async () => {
   expect(await page.evaluate(() => (window as { pwned?: number }).pwned)).toBeUndefined()
 })
 
-it('asks for the first page of the list while its one script loads, once', async () => {
+it('asks for the first page of the list while its one script loads, once, and connects live after showing it', async () => {
   await t.send({ subject: 'Listed at once' })
   await page.addInitScript(() => {
     new MutationObserver((_, observer) => {
@@ -177,6 +177,15 @@ it('asks for the first page of the list while its one script loads, once', async
     (performance.getEntriesByType('resource') as PerformanceResourceTiming[]).map((entry) => new URL(entry.name).pathname).filter((path) => path.endsWith('.js')),
   )
   expect(scripts).toEqual(['/app.js'])
+  // The live connection is opened once that first page is shown, so its handshake does not compete with it.
+  const socketStarts = await page.evaluate(() => {
+    const { firstRowAt } = window as unknown as { firstRowAt: number }
+    return (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+      .filter((entry) => new URL(entry.name).pathname.startsWith('/socket.io/'))
+      .map((entry) => entry.startTime - firstRowAt)
+  })
+  expect(socketStarts.length).toBeGreaterThan(0)
+  expect(Math.min(...socketStarts)).toBeGreaterThanOrEqual(0)
 })
 
 it('searches, and shows unread mail only', async () => {

@@ -467,7 +467,8 @@ window.addEventListener('hashchange', openFromHash)
 
 const live = $('live')
 // Every inbox's events: the current one's update the list, every one the switcher's unread counts.
-const socket = io({ path: socketPath, auth: { inbox: '*' } })
+// Connected once the first page is shown (see start), so its handshake does not compete with that page.
+const socket = io({ path: socketPath, auth: { inbox: '*' }, autoConnect: false })
 const ofThisInbox = (event) => {
   switcher.refresh()
   return event.inbox === currentInbox()
@@ -509,8 +510,9 @@ socket.on('deleteMail', (event) => {
 
 // ---- start ----
 
-// The list first: its first page (preloaded by index.html) before anything else is asked for.
-scheduleReload({ wait: 0 })
+// The list first: its first page (preloaded by index.html) before anything else is asked for, then the live
+// connection, whose first connect reloads the list for whatever came meanwhile.
+scheduleReload({ wait: 0 }).finally(() => socket.connect())
 setupThemeSwitch($('theme'))
 $('api-docs').append(icon('braces'))
 showPlaceholder('Select a message to read it')

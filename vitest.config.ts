@@ -33,10 +33,6 @@ export default defineConfig({
     // Suites start real servers on free ports and spend much of their time waiting on them
     // (child processes, Chromium, PostgreSQL): a third worker fills those waits on 2 cores.
     maxWorkers: 3,
-    // Each worker runs its files one after another in one process: a process of its own per file loaded
-    // vitest, svc and their dependencies again for every file, a third of the CPU the short files took.
-    // The files share no state but what they start and stop themselves (servers on ports of their own).
-    isolate: false,
     sequence: { sequencer: SlowestFirst },
   },
 })

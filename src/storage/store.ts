@@ -1,4 +1,5 @@
 import type { SvcHookable } from '../contract/hooks.js'
+import type { Email } from '../contract/types.js'
 import { boundSummary } from '../mail/format.js'
 import { readAttachment, streamAttachment } from '../mail/parse.js'
 import { DEFAULT_INBOX } from '../inbox.js'
@@ -103,7 +104,7 @@ function createInboxStore(
       let raw: Promise<Buffer | undefined> | undefined
       const found: Array<FoundAttachment | undefined> = []
       for (const filename of filenames) {
-        const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
+        const attachment = attachmentNamed(email, filename)
         if (!attachment) {
           found.push(undefined)
           continue
@@ -121,7 +122,7 @@ function createInboxStore(
     },
     async requireAttachmentStream(id, filename) {
       const email = await driver.get(name, id)
-      const attachment = email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
+      const attachment = attachmentNamed(email, filename)
       if (!attachment) return missingAttachment(id, filename)
       const { generatedFileName } = attachment
       const found = capabilities.attachment
@@ -194,6 +195,10 @@ function createInboxStore(
     },
     exclusive: (name, task) => (capabilities.exclusive ? capabilities.exclusive(name, task) : task()),
   }
+
+  /** The attachment a route names, by the name svc gave it or by its own. */
+  const attachmentNamed = (email: Email | undefined, filename: string) =>
+    email?.attachments.find((entry) => entry.generatedFileName === filename || entry.filename === filename)
 
   /** What is missing when an attachment is not found: the email, or its attachment of that name. */
   const missingAttachment = async (id: string, filename: string): Promise<never> => {

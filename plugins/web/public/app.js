@@ -8,7 +8,6 @@ import { hashOf, parseHash, setupInboxSwitcher } from './inboxes.js'
 import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
 import { setupThemeSwitch } from './theme.js'
-import { io } from './socket.io/socket.io.esm.min.js'
 
 // About three screens of rows on a tall window, and a small first answer. index.html preloads the first page with this limit.
 const PAGE_SIZE = 50
@@ -195,7 +194,8 @@ function scheduleReload({ wait = 30 } = {}) {
     reloadAgain = true
     return reloading
   }
-  reloading = new Promise((resolve) => setTimeout(resolve, wait))
+  // No wait (the first page) starts at once, not behind the tasks a timer would queue it after.
+  reloading = (wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve())
     .then(reload)
     .finally(() => {
       reloading = null
@@ -466,53 +466,60 @@ window.addEventListener('hashchange', openFromHash)
 // ---- live updates ----
 
 const live = $('live')
-// Every inbox's events: the current one's update the list, every one the switcher's unread counts.
-// Connected once the first page is shown (see start), so its handshake does not compete with that page.
-const socket = io({ path: socketPath, auth: { inbox: '*' }, autoConnect: false })
+const notify = setupNotifications($('notify'), (id) => openEmail(id))
 const ofThisInbox = (event) => {
   switcher.refresh()
   return event.inbox === currentInbox()
 }
-socket.on('connect', () => {
-  live.textContent = 'Live'
-  live.className = 'live on'
-  // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by index.html)
-  // was asked for before it, and a deep link's message was read before it, often while that page was still on its way.
-  scheduleReload()
-  switcher.refresh()
-})
-socket.on('disconnect', () => {
+function showOffline() {
   live.textContent = 'Offline'
   live.className = 'live off'
-})
-socket.on('connect_error', () => {
-  live.textContent = 'Offline'
-  live.className = 'live off'
-})
-const notify = setupNotifications($('notify'), (id) => openEmail(id))
-socket.on('newMail', (summary) => {
-  if (!ofThisInbox(summary)) return
-  notify(summary)
-  scheduleReload()
-})
-socket.on('readMail', (event) => ofThisInbox(event) && applyRead(event))
-socket.on('deleteMail', (event) => {
-  if (!ofThisInbox(event)) return
-  const { id } = event
-  state.checked.delete(id)
-  if (id === state.openId) {
-    state.openId = null
-    document.body.classList.remove('reading')
-    showPlaceholder('This message was deleted')
-  }
-  scheduleReload()
-})
+}
+
+/**
+ * Every inbox's events: the current one's update the list, every one the switcher's unread counts.
+ * The client is asked for once the first page is shown (see start), from the route Socket.IO serves it at:
+ * its code, more than half of the page's, and its handshake stay out of the way of that page.
+ */
+async function goLive() {
+  const { io } = await import('./socket.io/socket.io.esm.min.js')
+  const socket = io({ path: socketPath, auth: { inbox: '*' } })
+  socket.on('connect', () => {
+    live.textContent = 'Live'
+    live.className = 'live on'
+    // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by index.html)
+    // was asked for before it, and a deep link's message was read before it, often while that page was still on its way.
+    scheduleReload()
+    switcher.refresh()
+  })
+  socket.on('disconnect', showOffline)
+  socket.on('connect_error', showOffline)
+  socket.on('newMail', (summary) => {
+    if (!ofThisInbox(summary)) return
+    notify(summary)
+    scheduleReload()
+  })
+  socket.on('readMail', (event) => ofThisInbox(event) && applyRead(event))
+  socket.on('deleteMail', (event) => {
+    if (!ofThisInbox(event)) return
+    const { id } = event
+    state.checked.delete(id)
+    if (id === state.openId) {
+      state.openId = null
+      document.body.classList.remove('reading')
+      showPlaceholder('This message was deleted')
+    }
+    scheduleReload()
+  })
+}
 
 // ---- start ----
 
 // The list first: its first page (preloaded by index.html) before anything else is asked for, then the live
 // connection, whose first connect reloads the list for whatever came meanwhile.
-scheduleReload({ wait: 0 }).finally(() => socket.connect())
+scheduleReload({ wait: 0 })
+  .finally(goLive)
+  .catch(showOffline)
 setupThemeSwitch($('theme'))
 $('api-docs').append(icon('braces'))
 showPlaceholder('Select a message to read it')

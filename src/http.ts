@@ -3,7 +3,7 @@ import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, t
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
-import { H3, HTTPError, handleCors, mockEvent, toNodeHandler, type H3Event } from 'h3'
+import { H3, H3Event, HTTPError, handleCors, toNodeHandler } from 'h3'
 import type { SvcConfig } from './contract/plugin.js'
 import type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './contract/http.js'
 import { limitConnections } from './connections.js'
@@ -105,7 +105,9 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
 
   /** The request as the router sees it, so no spelling of a path (`/mcp/`, `/%6dcp`, `/api/../mcp`) slips past a check of it. */
   const targetOf = (rawPath: string, method = 'GET'): RouteTarget => {
-    const event = mockEvent(rawPath, { method })
+    // An event on the parsed URL alone, which h3 canonicalizes as it does for a request (`%6d` is `m`):
+    // a mock event built a Request and an AbortSignal for every request only for its path and route.
+    const event = new H3Event({ method, _url: new URL(rawPath[0] === '/' ? `http://localhost${rawPath}` : rawPath) } as unknown as Request)
     const route = app['~findRoute'](event)?.data
     const { pathname } = event.url
     return {

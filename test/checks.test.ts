@@ -111,6 +111,38 @@ describe('GET /api/email/:id/html-check', () => {
     await expectJsonError(await t.api(`/api/email/${id}/html-check`), 404)
   })
 
+  it('gives its answer a strong ETag and answers 304 to a reader that sends it while the HTML is unchanged', async () => {
+    const { id } = await t.send({ html: MARKETING_HTML })
+    const url = `/api/email/${id}/html-check`
+    const full = await t.api(url)
+    const etag = full.headers.get('etag')
+    expect(etag).toMatch(/^"[\w-]{43}"$/)
+    expect(full.headers.get('cache-control')).toBe('private, no-cache')
+    const body = await full.text()
+    const revalidated = await t.api(url, { headers: { 'if-none-match': etag! } })
+    expect(revalidated.status).toBe(304)
+    expect(await revalidated.text()).toBe('')
+    expect(revalidated.headers.get('etag')).toBe(etag)
+    // Among others, and weak as a cache may send it.
+    expect((await t.api(url, { headers: { 'if-none-match': `"other", W/${etag}` } })).status).toBe(304)
+    // Another answer (fewer platforms, HTML with other features) is another ETag: the whole answer again.
+    const mobile = await t.api(`${url}?platforms=mobile`, { headers: { 'if-none-match': etag! } })
+    expect(mobile.status).toBe(200)
+    expect(mobile.headers.get('etag')).not.toBe(etag)
+    const other = await t.send({ html: MARKETING_HTML.replace('<svg width="10" height="10"></svg>', '') })
+    const otherAnswer = await t.api(`/api/email/${other.id}/html-check`, { headers: { 'if-none-match': etag! } })
+    expect(otherAnswer.status).toBe(200)
+    expect(otherAnswer.headers.get('etag')).not.toBe(etag)
+    // The same HTML under another id: the same bytes, so the same ETag.
+    const same = await t.send({ html: MARKETING_HTML })
+    const sameAnswer = await t.api(`/api/email/${same.id}/html-check`)
+    expect(sameAnswer.headers.get('etag')).toBe(etag)
+    expect(await sameAnswer.text()).toBe(body)
+    // Gone is gone, whatever the reader kept.
+    expect((await t.api(`/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
+    await expectJsonError(await t.api(url, { headers: { 'if-none-match': etag! } }), 404)
+  })
+
   it('answers from its cache only for the message the store has under that id', async () => {
     // Another instance on the same PostgreSQL deletes a message: this one's cache must not outlive it, whatever it heard.
     const storage = await freshDatabase()

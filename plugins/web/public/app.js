@@ -9,7 +9,7 @@ import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
 import { setupThemeSwitch } from './theme.js'
 
-// About three screens of rows on a tall window, and a small first answer. index.html preloads the first page with this limit.
+// About three screens of rows on a tall window, and a small first answer. The page's Link header (plugins/web/index.ts) preloads the first page with this limit.
 const PAGE_SIZE = 50
 const ROW_HEIGHT = 76
 
@@ -487,7 +487,7 @@ async function goLive() {
   socket.on('connect', () => {
     live.textContent = 'Live'
     live.className = 'live on'
-    // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by index.html)
+    // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by the page's Link header)
     // was asked for before it, and a deep link's message was read before it, often while that page was still on its way.
     scheduleReload()
     switcher.refresh()
@@ -515,7 +515,7 @@ async function goLive() {
 
 // ---- start ----
 
-// The list first: its first page (preloaded by index.html) before anything else is asked for, then the live
+// The list first: its first page (preloaded by the page's Link header) before anything else is asked for, then the live
 // connection, whose first connect reloads the list for whatever came meanwhile.
 scheduleReload({ wait: 0 })
   .finally(goLive)

@@ -20,20 +20,21 @@ import { mayContain, needleBits } from './filter.js'
 import { keptContent, keptTarget, unindexed, type RestorableEntry } from './kept.js'
 import { unpackBody } from './pack.js'
 import { prepare, type PackedMail } from './prepare.js'
+import { createSpool, SpoolRecordFreedError, type Spool, type SpoolRecord } from './spool.js'
 
 /**
  * What the driver keeps of one message: what listings and search read (the
- * search target), the rest packed. `search` is also the dictionary `packed`
- * was deflated against. A restored message (KeptMail) has its content
- * elsewhere: nothing packed, and `search` and `filter` empty until a word
- * is searched for.
+ * search target) in memory, the rest packed in the spool. `search` is also
+ * the dictionary `packed` was deflated against. A restored message
+ * (KeptMail) has its content elsewhere: nothing in the spool, and `search`
+ * and `filter` empty until a word is searched for.
  */
 interface Entry extends RestorableEntry {
   envelope: Email['envelope']
-  /** Body fields and raw source, see pack.ts. */
-  packed: string
-  /** The raw source when it was too large to pack. */
-  raw?: Buffer
+  /** Body fields and raw source, see pack.ts, in the spool. */
+  packed?: SpoolRecord
+  /** The raw source, in the spool as received, when it was too large to pack. */
+  raw?: SpoolRecord
   /** The fields set after intake (`update`), over the packed or kept record. */
   changes?: EmailUpdate
 }
@@ -56,7 +57,7 @@ const trigramPrefilter = (word: string) => {
 const RECENT_EMAILS = 16
 
 const isPackedMail = (value: unknown): value is PackedMail =>
-  typeof value === 'object' && value !== null && typeof (value as PackedMail).packed === 'string'
+  typeof value === 'object' && value !== null && (value as PackedMail).packed instanceof Uint8Array
 
 /** Where `entry` goes in `list` (ordered by `at`): after every entry received at or before it. */
 function insertionPoint(list: Entry[], at: number): number {
@@ -79,7 +80,7 @@ function insertionPoint(list: Entry[], at: number): number {
  * content is read from there when asked for, and its text when a word is
  * first searched for.
  */
-function memoryInbox() {
+function memoryInbox(spool: Spool) {
   const byId = new Map<string, Entry>()
   /** Arrival order, with removed entries left as tombstones until compacted. */
   let arrival: Entry[] = []
@@ -119,16 +120,33 @@ function memoryInbox() {
     }
   }
 
+  /** A record's bytes read back from the spool; undefined once the entry was removed meanwhile. */
+  const spooled = (record: SpoolRecord): Promise<Buffer | undefined> =>
+    spool.read(record).catch((error: Error) => {
+      if (error instanceof SpoolRecordFreedError) return undefined
+      throw error
+    })
+
+  /** The packed body and source, read back from the spool; undefined once the entry was removed meanwhile. */
+  const unpacked = async (entry: Entry, packed: SpoolRecord) => {
+    const bytes = await spooled(packed)
+    return bytes && unpackBody(bytes, entry.search)
+  }
+
   /** The full record, rebuilt from the summary and the packed body. */
-  const unpack = (entry: Entry): Email => toEmail(entry.summary, { ...unpackBody(entry.packed, entry.search).body, envelope: entry.envelope })
+  const unpack = async (entry: Entry, packed: SpoolRecord): Promise<Email | undefined> => {
+    const body = (await unpacked(entry, packed))?.body
+    return body && toEmail(entry.summary, { ...body, envelope: entry.envelope })
+  }
 
   /** A copy of the full record, so that no caller's change reaches the driver's own. */
   const fullRecord = async (entry: Entry): Promise<Email | undefined> => {
     const id = entry.summary.id
     let email = recentEmails.get(id)
     if (email) recentEmails.delete(id)
-    else email = entry.kept ? await kept.record(entry, entry.kept) : unpack(entry)
-    if (!email) return undefined
+    else if (entry.kept) email = await kept.record(entry, entry.kept)
+    else if (entry.packed) email = await unpack(entry, entry.packed)
+    if (!email || entry.removed) return undefined
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
     return { ...email, read: entry.summary.read, ...entry.changes }
@@ -151,10 +169,12 @@ function memoryInbox() {
    */
   const release = (entry: Entry) => {
     kept.released(entry)
+    if (entry.packed) spool.free(entry.packed)
+    if (entry.raw) spool.free(entry.raw)
     entry.removed = true
     entry.search = ''
     entry.filter = ''
-    entry.packed = ''
+    entry.packed = undefined
     entry.raw = undefined
     entry.kept = undefined
     entry.changes = undefined
@@ -201,6 +221,7 @@ function memoryInbox() {
       return first.done ? null : first.value.summary.time
     },
     async add({ email, raw, prepared }: IncomingMail) {
+      if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
       const entry: Entry = {
         summary: toSummary(email),
@@ -212,15 +233,20 @@ function memoryInbox() {
         inlineCount: inlineCount(email),
         search,
         filter,
-        packed,
         removed: false,
       }
-      if (!rawPacked) entry.raw = raw
+      entry.packed = spool.write(packed)
+      try {
+        if (!rawPacked) entry.raw = spool.write(raw)
+      } catch (error) {
+        spool.free(entry.packed)
+        throw error
+      }
       insert(entry)
     },
     async restore(mail: KeptMail) {
       const target = keptTarget(mail)
-      insert({ ...target, cc: orNone(target.cc), filenames: orNone(target.filenames), envelope: mail.envelope, packed: '', removed: false })
+      insert({ ...target, cc: orNone(target.cc), filenames: orNone(target.filenames), envelope: mail.envelope, removed: false })
       kept.added()
     },
     summary: async (id: string) => {
@@ -235,13 +261,15 @@ function memoryInbox() {
       const entry = byId.get(id)
       if (!entry) return undefined
       if (entry.kept) return kept.raw(entry, entry.kept)
-      return entry.raw ?? unpackBody(entry.packed, entry.search).raw
+      if (entry.raw) return spooled(entry.raw)
+      return entry.packed && (await unpacked(entry, entry.packed))?.raw
     },
     async rawStream(id: string, range?: ByteRange) {
       const entry = byId.get(id)
       if (!entry) return undefined
       if (entry.kept) return kept.rawStream(entry, entry.kept, range)
-      const raw = entry.raw ?? unpackBody(entry.packed, entry.search).raw
+      if (entry.raw) return spool.stream(entry.raw, range)
+      const raw = entry.packed && (await unpacked(entry, entry.packed))?.raw
       return raw && bufferStream(raw, range)
     },
     async setRead(id: string, read: boolean) {
@@ -319,12 +347,13 @@ type MemoryInbox = ReturnType<typeof memoryInbox>
  */
 export const memoryDriver = defineStorageDriver((): StorageDriver => {
   const inboxes = new Map<string, MemoryInbox>()
+  const spool = createSpool()
   /** What an inbox that holds nothing reads as; never written to. */
-  const empty = memoryInbox()
+  const empty = memoryInbox(spool)
   const reading = (inbox: string): MemoryInbox => inboxes.get(inbox) ?? empty
   const writing = (inbox: string): MemoryInbox => {
     let found = inboxes.get(inbox)
-    if (!found) inboxes.set(inbox, (found = memoryInbox()))
+    if (!found) inboxes.set(inbox, (found = memoryInbox(spool)))
     return found
   }
   /** An inbox emptied by a failed or removing call holds no memory. */
@@ -333,6 +362,10 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   }
   return {
     name: 'memory',
+    async dispose() {
+      inboxes.clear()
+      spool.dispose()
+    },
     async add(inbox, mail) {
       try {
         await writing(inbox).add(mail)

@@ -35,22 +35,20 @@ function segment(value: string | Buffer): Buffer[] {
 
 /**
  * The body fields, then the raw source when it is at most PACK_RAW_MAX bytes,
- * deflated against `search`, as a latin1 string: V8 keeps that as one
- * compact, exactly sized byte string, where a Buffer would bring a backing
- * store along (and often zlib's whole 16 KB output chunk).
+ * deflated against `search`: what the memory driver writes to its spool.
  */
-export function packBody(email: Email, raw: Buffer, search: string): { packed: string; rawPacked: boolean } {
+export function packBody(email: Email, raw: Buffer, search: string): { packed: Buffer; rawPacked: boolean } {
   const { text, html, cc, date, headers, priority, attachments, warnings } = email
   const parts = [...segment(JSON.stringify({ cc, date, headers, priority, attachments, warnings })), ...segment(text), ...segment(html)]
   const rawPacked = raw.length <= PACK_RAW_MAX
   if (rawPacked) parts.push(...segment(raw))
-  const packed = deflateRawSync(Buffer.concat(parts), { level: LEVEL, dictionary: dictionaryOf(search) }).toString('latin1')
+  const packed = deflateRawSync(Buffer.concat(parts), { level: LEVEL, dictionary: dictionaryOf(search) })
   return { packed, rawPacked }
 }
 
 /** Reverses packBody; `search` must be the text it was packed against. `raw` is absent when it was too large to pack. */
-export function unpackBody(packed: string, search: string): { body: PackedBody; raw?: Buffer } {
-  const bytes = inflateRawSync(Buffer.from(packed, 'latin1'), { dictionary: dictionaryOf(search) })
+export function unpackBody(packed: Uint8Array, search: string): { body: PackedBody; raw?: Buffer } {
+  const bytes = inflateRawSync(packed, { dictionary: dictionaryOf(search) })
   let offset = 0
   const next = (): Buffer => {
     const length = bytes.readUInt32LE(offset)

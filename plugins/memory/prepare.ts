@@ -9,8 +9,8 @@ export interface PackedMail {
   search: string
   /** Trigram filter of `search` (filter.ts). */
   filter: string
-  /** Body fields (and the raw source when `rawPacked`), deflated: see pack.ts. */
-  packed: string
+  /** Body fields (and the raw source when `rawPacked`), deflated: see pack.ts. A Uint8Array once it came from a parser thread. */
+  packed: Uint8Array
   rawPacked: boolean
 }
 

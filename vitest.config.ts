@@ -12,27 +12,51 @@ if (browserFiles.length > 0) console.warn(BROWSER_SKIP_LINE)
 const CONTAINER_TEST = 'test/container.test.ts'
 const containerOnly = process.env.SVC_TEST_CONTAINER_ONLY === '1'
 
+// docs/examples: the examples of the docs run as they are shown.
+const include = containerOnly ? [CONTAINER_TEST] : ['test/**/*.test.ts', 'docs/examples/**/*.test.ts']
+const exclude = ['**/node_modules/**', ...browserFiles.map((name) => `test/${name}`), ...(containerOnly ? [] : [CONTAINER_TEST])]
+
+/**
+ * The files that get a process each: they measure the worker's own memory or speed, which in a
+ * shared process carry what the files before them left (heap, garbage), or stop and start
+ * PostgreSQL under an in-process svc.
+ */
+const OWN_PROCESS = ['test/abuse-smtp.test.ts', 'test/memory-removal.test.ts', 'test/load.test.ts', 'test/scale-store.test.ts', 'test/postgres-outage.test.ts']
+
+// Examples and templates import the package by name, as users do.
+const resolve = {
+  alias: [
+    { find: /^svc-mail$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
+    { find: /^svc-mail\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
+    { find: /^svc-mail\/kit\/(cli|http|mail|runtime|search)$/, replacement: fileURLToPath(new URL('./src/kit/$1.ts', import.meta.url)) },
+    { find: /^svc-mail\/testing$/, replacement: fileURLToPath(new URL('./plugins/api/testing.ts', import.meta.url)) },
+    { find: /^svc-mail\/testing\/storage$/, replacement: fileURLToPath(new URL('./src/storage/testing.ts', import.meta.url)) },
+  ],
+}
+const timeouts = { testTimeout: 30_000, hookTimeout: 60_000 }
+
 export default defineConfig({
-  // Examples and templates import the package by name, as users do.
-  resolve: {
-    alias: [
-      { find: /^svc-mail$/, replacement: fileURLToPath(new URL('./src/index.ts', import.meta.url)) },
-      { find: /^svc-mail\/kit$/, replacement: fileURLToPath(new URL('./src/kit.ts', import.meta.url)) },
-      { find: /^svc-mail\/kit\/(cli|http|mail|runtime|search)$/, replacement: fileURLToPath(new URL('./src/kit/$1.ts', import.meta.url)) },
-      { find: /^svc-mail\/testing$/, replacement: fileURLToPath(new URL('./plugins/api/testing.ts', import.meta.url)) },
-      { find: /^svc-mail\/testing\/storage$/, replacement: fileURLToPath(new URL('./src/storage/testing.ts', import.meta.url)) },
-    ],
-  },
   test: {
-    // docs/examples: the examples of the docs run as they are shown.
-    include: containerOnly ? [CONTAINER_TEST] : ['test/**/*.test.ts', 'docs/examples/**/*.test.ts'],
-    exclude: ['**/node_modules/**', ...browserFiles.map((name) => `test/${name}`), ...(containerOnly ? [] : [CONTAINER_TEST])],
+    // Once for the run, not per project: the projects below say no `extends`, so they do not run it again.
     globalSetup: ['test/support/global-setup.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
     // Suites start real servers on free ports and spend much of their time waiting on them
     // (child processes, Chromium, PostgreSQL): a third worker fills those waits on 2 cores.
     maxWorkers: 3,
     sequence: { sequencer: SlowestFirst },
+    projects: [
+      {
+        resolve,
+        test: {
+          name: 'shared',
+          include,
+          exclude: [...exclude, ...OWN_PROCESS],
+          ...timeouts,
+          // A worker runs its files one after another in one process: a process per file loaded vitest,
+          // svc and their dependencies again for every file (vitest's summed import time 221 s, 31 s shared).
+          isolate: false,
+        },
+      },
+      ...(containerOnly ? [] : [{ resolve, test: { name: 'own-process', include: OWN_PROCESS, exclude, ...timeouts } }]),
+    ],
   },
 })

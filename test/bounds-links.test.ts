@@ -1,15 +1,20 @@
-import { afterAll, beforeAll, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { EmailSummary } from '../src/index.js'
 import { LINK_LIMITS } from '../src/mail/links.js'
-import { startChild, type ChildSvc } from './support/child.js'
+import { mb, startChild, type ChildSvc } from './support/child.js'
+import { stoppedReaders } from './support/raw.js'
 import { sendRaw } from './support/smtp.js'
 
 /**
- * The links of a hostile 20 MB message, read while svc (in its own process)
- * keeps serving: the last release read them on the main thread, 55 s for
- * 800,000 URLs, answering nothing meanwhile, and listed them all.
+ * What svc (in its own process, so its memory is its own) makes of one
+ * hostile body: the links of a 20 MB message, read while svc keeps serving
+ * (the last release read them on the main thread, 55 s for 800,000 URLs,
+ * answering nothing meanwhile, and listed them all); the `/html` of a
+ * 7 MB image referenced 120 times (copied at each reference, 1.1 GB, a
+ * 500; built whole per reader, five readers held five copies).
  */
 
 let svc: ChildSvc
@@ -95,3 +100,72 @@ it('reads the links of a 20 MB body off the main thread, healthz answering meanw
     await client.close()
   }
 }, 240_000)
+
+describe('the /html of a 7 MB image referenced 120 times', () => {
+  const image = randomBytes(7 * MB)
+  const dataUri = `data:image/png;base64,${image.toString('base64')}`
+  // One image of 9.8 million characters fills the 4 MiB allowed for repeats at once: the 119 others stay references.
+  const expected = `<base target="_blank"><img src="${dataUri}" />${'<img src="cid:large@svc" />'.repeat(119)}`
+  const source = [
+    'From: a@example.com',
+    'To: b@example.com',
+    'Subject: one image, 120 references',
+    'MIME-Version: 1.0',
+    'Content-Type: multipart/related; boundary="b"',
+    '',
+    '--b',
+    'Content-Type: text/html; charset=utf-8',
+    '',
+    '<img src="cid:large@svc">'.repeat(120),
+    '--b',
+    'Content-Type: image/png',
+    'Content-Transfer-Encoding: base64',
+    'Content-ID: <large@svc>',
+    'Content-Disposition: inline; filename="large.png"',
+    '',
+    image.toString('base64').replace(/.{76}/g, '$&\r\n'),
+    '--b--',
+    '',
+  ].join('\r\n')
+  let id: string
+  let before: NodeJS.MemoryUsage
+  beforeAll(async () => {
+    before = await svc.memory()
+    const reply = await sendRaw(svc.smtpPort, { data: source })
+    expect(reply.code, reply.lines.join(' ')).toBe(250)
+    id = await idOf('one image, 120 references')
+  }, 120_000)
+
+  it('puts the image in once, the other references left as they are, its bytes those sent', async () => {
+    const response = await fetch(`${svc.baseUrl}/api/email/${id}/html`, { signal: AbortSignal.timeout(120_000) })
+    expect(response.status).toBe(200)
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8')
+    expect(response.headers.get('content-security-policy')).toMatch(/(^|; )script-src 'none'(;|$)/)
+    expect(response.headers.get('content-length')).toBe(String(expected.length))
+    const html = await response.text()
+    expect(html.length).toBe(expected.length)
+    const [, base64] = /^<base target="_blank"><img src="data:image\/png;base64,([^"]*)" \/>/.exec(html) ?? []
+    expect(Buffer.from(base64 ?? '', 'base64').equals(image)).toBe(true)
+    expect(html === expected).toBe(true)
+  }, 120_000)
+
+  it('holds about a chunk per reader while five read it slowly, and nothing once they leave mid-answer', async () => {
+    const quiet = await svc.memory()
+    const readers = await stoppedReaders(svc.baseUrl, Array.from({ length: 5 }, () => `/api/email/${id}/html`))
+    const reading = await svc.memory()
+    // Built whole, each reader's answer was held whole until the socket took it: five readers added 70 MB.
+    expect(reading.rss - quiet.rss, `RSS ${mb(quiet.rss)} before, ${mb(reading.rss)} with five readers`).toBeLessThan(2 * expected.length)
+    // One reader takes the rest as it reads, to the answer's end.
+    const [slow, ...leaving] = readers
+    let tail = ''
+    slow!.on('data', (chunk: Buffer) => (tail = (tail + chunk.toString('latin1')).slice(-4096)))
+    slow!.resume()
+    await expect.poll(() => tail.endsWith(expected.slice(-4096)), { timeout: 120_000, interval: 200 }).toBe(true)
+    // The others leave mid-answer; once the message is deleted, nothing of theirs holds its bytes.
+    for (const socket of leaving) socket.destroy()
+    expect((await fetch(`${svc.baseUrl}/api/email/${id}`, { method: 'DELETE' })).status).toBe(200)
+    slow!.destroy()
+    const after = await svc.memory()
+    expect(after.arrayBuffers - before.arrayBuffers, `buffers ${mb(before.arrayBuffers)} before the message, ${mb(after.arrayBuffers)} after`).toBeLessThan(image.length)
+  }, 240_000)
+})

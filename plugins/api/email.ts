@@ -1,7 +1,8 @@
 import { HTTPError } from 'h3'
 import { z } from 'zod'
-import { noEmailWithId, type ByteStream, type Email, type MailStore, type SvcServices } from 'svc-mail/kit'
-import { bareContentId, extractLinks, inlineContentIds, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
+import { noEmailWithId, type ByteStream, type MailStore, type SvcServices } from 'svc-mail/kit'
+import { extractLinks, LINK_LIMITS, LINKS_TRUNCATED_HEADER } from 'svc-mail/kit/mail'
+import { inlinedHtml } from './inline-html.js'
 import { servedType } from './media-type.js'
 import { fail } from './query.js'
 import { bytesResponse } from './stream.js'
@@ -22,21 +23,6 @@ const HTML_POLICY = "script-src 'none'; object-src 'none'; frame-src 'none'; for
  * open it as a top-level tab of svc's address.
  */
 const CONTENT_POLICY = "sandbox; script-src 'none'; object-src 'none'"
-
-/** A MIME type fit for a data URI: nothing that could end the attribute it sits in. */
-const safeMimeType = (type: string) => type.replace(/[^\w.+/-]/g, '') || 'application/octet-stream'
-
-/** Replaces the `cid:` references of an HTML body by data URIs of the attachments they name. */
-async function inlineAttachments(store: MailStore, email: Email, html: string): Promise<string> {
-  const inline = email.attachments.filter((attachment) => attachment.inline)
-  if (inline.length === 0) return html
-  const dataUris = new Map<string, string>()
-  for (const found of await store.attachments(email.id, inline.map((attachment) => attachment.generatedFileName))) {
-    if (!found) continue
-    dataUris.set(bareContentId(found.attachment.contentId), `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`)
-  }
-  return inlineContentIds(html, dataUris)
-}
 
 const linksTooSlow = 'Reading the links of a huge body took longer than its time budget'
 
@@ -119,12 +105,10 @@ export function registerEmailRoutes(define: DefineInboxRoute, services: Partial<
       if (!email.html) fail(404, `Email ${email.id} has no HTML body`)
       // The sanitizer (and the CSS parser under it) only once a message's HTML is asked for, not at every start.
       const { toSafeHtml } = await import('./sanitize.js')
-      const html = await inlineAttachments(store, email, toSafeHtml(email.html))
-      return new Response(html, {
-        // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
-        // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
-        headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY },
-      })
+      const html = await inlinedHtml(store, email, toSafeHtml(email.html))
+      // Belt and braces: should anything slip through the filter, the browser still runs no script, plugin or
+      // frame, and the page is sandboxed (an origin of its own) even when opened outside the inbox's frame.
+      return bytesResponse(html, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': HTML_POLICY })
     },
   })
 

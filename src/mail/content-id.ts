@@ -17,29 +17,38 @@ export function referencedContentIds(html: string): Set<string> {
 /** Characters of data URIs that references after the first of each image may add to one HTML body. */
 const REPEATED_INLINE_CHARACTERS = 4 * 1024 * 1024
 
+/** A piece of an HTML body cut at its inlined `cid:` references: HTML as it is, or the content id whose data URI goes there. */
+export type InlinePiece = string | { contentId: string }
+
 /**
- * Replaces each `cid:` reference found in `dataUris` by its data URI; unknown
- * ones stay as they are. An image is put in at its first reference, and at
- * later ones only while those repeats add at most REPEATED_INLINE_CHARACTERS
- * in all: a logo or spacer used many times still shows everywhere, but a
- * large image referenced a hundred times is not copied a hundred times (a
- * repeat past that stays a `cid:` reference, which shows nothing).
+ * The HTML cut at each `cid:` reference whose content id has a data URI
+ * (of `dataUriLengths` characters), for a writer that puts each data URI
+ * in as it reads the image; unknown ones stay in the HTML. An image goes in
+ * at its first reference, and at later ones only while those repeats add
+ * at most REPEATED_INLINE_CHARACTERS in all: a logo or spacer used many
+ * times still shows everywhere, but a large image referenced a hundred
+ * times is not copied a hundred times (a repeat past that stays a `cid:`
+ * reference, which shows nothing).
  */
-export function inlineContentIds(html: string, dataUris: Map<string, string>): string {
+export function splitAtContentIds(html: string, dataUriLengths: Map<string, number>): InlinePiece[] {
+  const pieces: InlinePiece[] = []
   const placed = new Set<string>()
   let repeated = 0
-  return html.replace(CID_REFERENCE, (whole, id: string) => {
-    const contentId = decodeContentId(id)
-    const dataUri = dataUris.get(contentId)
-    if (dataUri === undefined) return whole
-    if (!placed.has(contentId)) {
-      placed.add(contentId)
-      return dataUri
+  let from = 0
+  for (const match of html.matchAll(CID_REFERENCE)) {
+    const contentId = decodeContentId(match[1]!)
+    const length = dataUriLengths.get(contentId)
+    if (length === undefined) continue
+    if (placed.has(contentId)) {
+      if (repeated + length > REPEATED_INLINE_CHARACTERS) continue
+      repeated += length
     }
-    if (repeated + dataUri.length > REPEATED_INLINE_CHARACTERS) return whole
-    repeated += dataUri.length
-    return dataUri
-  })
+    placed.add(contentId)
+    pieces.push(html.slice(from, match.index), { contentId })
+    from = match.index + match[0].length
+  }
+  pieces.push(html.slice(from))
+  return pieces
 }
 
 function decodeContentId(id: string): string {

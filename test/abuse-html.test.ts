@@ -158,7 +158,8 @@ describe('GET /api/email/:id/html', () => {
     }
   })
 
-  it('runs nothing, loads nothing from the attacker and goes nowhere when opened directly', async () => {
+  // One page load per vector (33): 20-25 s on a quiet machine, so 30 s left no room on a loaded one.
+  it('runs nothing, loads nothing from the attacker and goes nowhere when opened directly', { timeout: 90_000 }, async () => {
     const page = await browser.newPage()
     const seen = watch(page)
     try {

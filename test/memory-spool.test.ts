@@ -9,13 +9,16 @@ import { syntheticEmail } from './support/storage.js'
 /**
  * The memory driver keeps bodies and sources in a spool of unlinked files
  * (plugins/memory/spool.ts): seen here through this process's open
- * descriptors, as nothing else can see them.
+ * descriptors, as nothing else can see them. Those open before the test's
+ * driver was made (drivers of other test files sharing the process) are
+ * left out.
  */
+let earlier = new Set<string>()
 function spoolFiles(): Array<{ path: string; size: number; mode: number }> {
   return readdirSync('/proc/self/fd').flatMap((fd) => {
     const path = `/proc/self/fd/${fd}`
     try {
-      if (!readlinkSync(path).includes('/svc-spool-')) return []
+      if (earlier.has(path) || !readlinkSync(path).includes('/svc-spool-')) return []
       const { size, mode } = statSync(path)
       return [{ path, size, mode: mode & 0o777 }]
     } catch {
@@ -34,6 +37,8 @@ let driver: ReturnType<typeof memoryDriver> | undefined
 afterEach(() => driver?.dispose?.())
 
 function spooledStore(): MailStore {
+  earlier = new Set()
+  earlier = new Set(spoolFiles().map((file) => file.path))
   driver = memoryDriver({ url: 'memory' })
   return createMailStore(driver, createSvcHooks())
 }

@@ -53,15 +53,15 @@ function fastest(work: () => unknown, runs = 2000, rounds = 7): number {
 }
 
 describe('a summary page costs the same however large the store', () => {
-  // Not a benchmark: a page that walked the store would cost 4× at 4× the
-  // messages; the margin (under 2×) is there for a busy machine.
+  // Not a benchmark: a page that walked the store would cost 10× at 10× the
+  // messages; the margin (under 3×) is there for a busy machine.
   // The memory driver answers a page without awaiting anything, so each call's work is done when it returns.
-  it('first page, newest and oldest first, at 5,000 and at 20,000 messages', async () => {
-    const small = await filledStore(5_000)
+  it('first page, newest and oldest first, at 2,000 and at 20,000 messages', async () => {
+    const small = await filledStore(2_000)
     const large = await filledStore(20_000)
     for (const sort of ['desc', 'asc'] as const) {
       const ratio = fastest(() => large.page({ sort })) / fastest(() => small.page({ sort }))
-      expect(ratio).toBeLessThan(2)
+      expect(ratio).toBeLessThan(3)
     }
     expect((await large.page()).items[0]!.id).toBe('m19999')
     expect((await large.page({ sort: 'asc' })).items[0]!.id).toBe('m0')

@@ -15,7 +15,8 @@ const CHUNK_SIZE = 64 * 1024
  * however often it is referenced: most mail's images are a logo and a few
  * icons, which a chunk at a time would only slow down, and a small image
  * referenced thousands of times is decoded once. Images past this are
- * streamed, at each reference.
+ * streamed, at each reference. A message of at most this size is read
+ * whole, once, for its images.
  */
 const WHOLE_IMAGES = 1024 * 1024
 
@@ -39,13 +40,16 @@ const unlessMissing = (error: unknown): undefined => {
   throw error
 }
 
-/** An inline image's bytes decoded whole from its stream, or undefined when the store does not find it. */
-async function readImage(store: MailStore, id: string, filename: string): Promise<FoundAttachment | undefined> {
-  const found = await store.requireAttachmentStream(id, filename).catch(unlessMissing)
-  if (!found) return undefined
-  const chunks: Uint8Array[] = []
-  for await (const chunk of found.content.chunks) chunks.push(chunk)
-  return { ...found, content: Buffer.concat(chunks) }
+/** Inline images' bytes, each decoded whole from its own stream (undefined when the store does not find it), one after another. */
+async function readEach(store: MailStore, id: string, filenames: string[]): Promise<Array<FoundAttachment | undefined>> {
+  const found: Array<FoundAttachment | undefined> = []
+  for (const filename of filenames) {
+    const streamed = await store.requireAttachmentStream(id, filename).catch(unlessMissing)
+    const chunks: Uint8Array[] = []
+    if (streamed) for await (const chunk of streamed.content.chunks) chunks.push(chunk)
+    found.push(streamed && { ...streamed, content: Buffer.concat(chunks) })
+  }
+  return found
 }
 
 /**
@@ -59,13 +63,22 @@ async function readImage(store: MailStore, id: string, filename: string): Promis
  * decoded sizes are listed.
  */
 export async function inlinedHtml(store: MailStore, email: Email, html: string): Promise<ByteStream> {
-  const images = new Map<string, InlineImage>()
+  const inline = email.attachments.filter((attachment) => attachment.inline)
+  const whole = new Set<(typeof inline)[number]>()
   let budget = WHOLE_IMAGES
-  for (const attachment of email.attachments) {
-    if (!attachment.inline) continue
-    if (attachment.size <= budget) {
-      budget -= attachment.size
-      const found = await readImage(store, email.id, attachment.generatedFileName)
+  for (const attachment of inline) {
+    if (attachment.size > budget) continue
+    budget -= attachment.size
+    whole.add(attachment)
+  }
+  const names = [...whole].map((attachment) => attachment.generatedFileName)
+  // A small message is read once for all its images, the quickest; of a large one only the small images' own parts are.
+  const read = email.size <= WHOLE_IMAGES ? await store.attachments(email.id, names) : await readEach(store, email.id, names)
+  const readWhole = new Map([...whole].map((attachment, index) => [attachment, read[index]]))
+  const images = new Map<string, InlineImage>()
+  for (const attachment of inline) {
+    if (whole.has(attachment)) {
+      const found = readWhole.get(attachment)
       if (!found) continue
       const dataUri = `data:${safeMimeType(found.contentType)};base64,${found.content.toString('base64')}`
       images.set(bareContentId(found.attachment.contentId), { dataUri, length: dataUri.length })

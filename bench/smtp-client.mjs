@@ -68,8 +68,10 @@ export async function connectSmtp(port, host = '127.0.0.1') {
   return {
     pipelining,
     /**
-     * Sends one message (a string ending in CRLF, dot-stuffed) and waits for
-     * its 250. `onDataEnd` runs right after the final `.` is written.
+     * Sends one message (a string or bytes ending in CRLF, dot-stuffed) and
+     * waits for its 250. `onDataEnd` runs right after the final `.` is
+     * written. Bytes are written as they are: a large string would be
+     * encoded here, stalling this process's own timers meanwhile.
      */
     async send(message, { onDataEnd } = {}) {
       if (pipelining) {
@@ -78,7 +80,12 @@ export async function connectSmtp(port, host = '127.0.0.1') {
         await envelopeAccepted(replies)
       } else await envelopeStepByStep()
       const accepted = reply()
-      socket.write(`${message}.\r\n`)
+      if (typeof message === 'string') {
+        socket.write(`${message}.\r\n`)
+      } else {
+        socket.write(message)
+        socket.write('.\r\n')
+      }
       onDataEnd?.()
       return expect(accepted, 250)
     },

@@ -73,9 +73,10 @@ export function createWaiterRegistry(inboxStore: (inbox: string) => MailStore): 
     wait(filter: MailWaitFilter, { timeoutMs, signal, inbox = DEFAULT_INBOX }: MailWaitOptions): Promise<Email | undefined> {
       if (signal?.aborted) return Promise.resolve(undefined)
       const search = filterSearch(filter)
+      const started = Date.now()
       return new Promise((resolve, reject) => {
         const onAbort = () => waiter.finish(undefined)
-        const timer = setTimeout(onAbort, timeoutMs)
+        let timer: NodeJS.Timeout | undefined
         const waiter: Waiter = {
           inbox,
           matches: compileSearch(search),
@@ -89,8 +90,13 @@ export function createWaiterRegistry(inboxStore: (inbox: string) => MailStore): 
         // Registered before the store is read, so a message kept meanwhile is not missed.
         waiters.add(waiter)
         signal?.addEventListener('abort', onAbort, { once: true })
+        // The timeout runs from the request, but never ends a wait before the stored mail was looked at:
+        // reading it may take I/O turns (a spool, a database) that a short timeout would otherwise beat.
         newestStored(inboxStore(inbox), search).then(
-          (email) => email && waiter.finish(email),
+          (email) => {
+            if (email) waiter.finish(email)
+            else if (waiters.has(waiter)) timer = setTimeout(onAbort, Math.max(0, timeoutMs - (Date.now() - started)))
+          },
           (error: unknown) => {
             waiter.finish(undefined)
             reject(error)

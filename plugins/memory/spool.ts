@@ -39,6 +39,8 @@ interface Segment {
   live: number
   /** Reads under way: its descriptor stays open until they are done, so no read meets a descriptor reused by another file. */
   reading: number
+  /** Its descriptor is closed, or will be once the reads under way are done. */
+  closed: boolean
 }
 
 /** Where one record's bytes lie in the spool. */
@@ -66,7 +68,7 @@ export function createSpool() {
     try {
       const fd = openSync(path, 'wx+', 0o600)
       unlinkSync(path)
-      const segment: Segment = { path, fd, size: 0, live: 0, reading: 0 }
+      const segment: Segment = { path, fd, size: 0, live: 0, reading: 0, closed: false }
       segments.add(segment)
       return segment
     } finally {
@@ -83,6 +85,7 @@ export function createSpool() {
       return
     }
     segments.delete(segment)
+    segment.closed = true
     closeSync(segment.fd)
   }
 
@@ -95,6 +98,7 @@ export function createSpool() {
     const freed = () => new SpoolRecordFreedError('The message was removed while it was read')
     if (record.freed) throw freed()
     const { segment } = record
+    if (segment.closed) throw new Error('The memory store is closed: svc has stopped')
     const bytes = Buffer.allocUnsafe(length)
     segment.reading++
     try {
@@ -108,7 +112,8 @@ export function createSpool() {
       throw new Error(`Could not read a message from the spool (made as ${segment.path}, unlinked): ${(error as Error).message}`)
     } finally {
       segment.reading--
-      dropIfEmpty(segment)
+      if (!segment.closed) dropIfEmpty(segment)
+      else if (segment.reading === 0) closeSync(segment.fd)
     }
     if (record.freed) throw freed()
     return bytes
@@ -151,7 +156,10 @@ export function createSpool() {
     },
     /** Closes every file, which removes it; a write afterwards begins a new spool. */
     dispose(): void {
-      for (const segment of segments) closeSync(segment.fd)
+      for (const segment of segments) {
+        segment.closed = true
+        if (segment.reading === 0) closeSync(segment.fd)
+      }
       segments.clear()
       current = undefined
     },

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest'
 import { memoryDriver } from '../plugins/memory/index.js'
-import { prepare as packHere } from '../plugins/memory/prepare.js'
+import { prepare as prepareHere } from '../plugins/memory/prepare.js'
 import { parseEmail } from '../src/mail/parse.js'
 import { parseMail } from '../src/mail/pool.js'
 import type { Envelope } from '../src/contract/types.js'
 
 /** The memory driver's `prepare` module, which the workers run beside each parse. */
 const { prepare } = memoryDriver({ url: 'memory' }).capabilities!
+/** The prepared form with its packed bytes as a Buffer: a worker hands them over as a Uint8Array, this thread as a Buffer. */
+const asBuffers = (prepared: unknown) => {
+  const { packed, ...rest } = prepared as ReturnType<typeof prepareHere>
+  return { ...rest, packed: Buffer.from(packed) }
+}
 
 const envelope: Envelope = { from: { address: 'a@example.com' }, to: [{ address: 'b@example.com' }], host: 'client.test', remoteAddress: '127.0.0.1' }
 const time = new Date('2024-05-06T07:08:09.000Z')
@@ -53,7 +58,7 @@ describe('parseMail', () => {
     for (let n = 0; n < count; n++) {
       const here = await parseEmail({ raw: message(n), envelope, id: `p${n}`, time })
       expect(pooled[n]!.email).toEqual(here)
-      if (pooled[n]!.prepared !== undefined) expect(pooled[n]!.prepared).toEqual(packHere(here, message(n)))
+      if (pooled[n]!.prepared !== undefined) expect(asBuffers(pooled[n]!.prepared)).toEqual(asBuffers(prepareHere(here, message(n))))
       expect(pooled[n]!.raw.equals(message(n))).toBe(true)
       expect(pooled[n]!.email).toMatchObject({ subject: `Grüße ${n}`, text: `Order ${n} has shipped.`, attachments: [{ filename: `order-${n}.csv`, size: 20 * `${n},1,2\n`.length }] })
     }
@@ -103,7 +108,7 @@ describe('parseMail', () => {
       const here = await parseEmail({ raw, envelope, id: 'large', time })
       expect(pooled.email.text.length).toBeGreaterThan(256 * 1024)
       expect(pooled.email).toEqual(here)
-      expect(pooled.prepared).toEqual(packHere(here, raw))
+      expect(asBuffers(pooled.prepared)).toEqual(asBuffers(prepareHere(here, raw)))
     }
   })
 })

@@ -152,9 +152,13 @@ function memoryInbox(spool: Spool) {
     return { ...email, read: entry.summary.read, ...entry.changes }
   }
 
+  /** Before anything of a message is kept (its bytes in the spool, its entry). */
+  const requireNew = (id: string) => {
+    if (byId.has(id)) throw new Error(`An email with id ${id} is already stored`)
+  }
+
   const insert = (entry: Entry) => {
     const { id, read } = entry.summary
-    if (byId.has(id)) throw new Error(`An email with id ${id} is already stored`)
     const last = arrival.at(-1)
     if (inTimeOrder && last && entry.at < last.at) inTimeOrder = false
     else if (sorted) sorted.splice(insertionPoint(sorted, entry.at), 0, entry)
@@ -221,7 +225,7 @@ function memoryInbox(spool: Spool) {
       return first.done ? null : first.value.summary.time
     },
     async add({ email, raw, prepared }: IncomingMail) {
-      if (byId.has(email.id)) throw new Error(`An email with id ${email.id} is already stored`)
+      requireNew(email.id)
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
       const entry: Entry = {
         summary: toSummary(email),
@@ -245,6 +249,7 @@ function memoryInbox(spool: Spool) {
       insert(entry)
     },
     async restore(mail: KeptMail) {
+      requireNew(mail.summary.id)
       const target = keptTarget(mail)
       insert({ ...target, cc: orNone(target.cc), filenames: orNone(target.filenames), envelope: mail.envelope, removed: false })
       kept.added()

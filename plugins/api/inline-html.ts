@@ -84,8 +84,9 @@ export async function inlinedHtml(store: MailStore, email: Email, html: string):
       images.set(bareContentId(found.attachment.contentId), { dataUri, length: dataUri.length })
       continue
     }
-    const reopen = async () => (await store.requireAttachmentStream(email.id, attachment.generatedFileName)).content
-    const found = await store.requireAttachmentStream(email.id, attachment.generatedFileName).catch(unlessMissing)
+    const open = () => store.requireAttachmentStream(email.id, attachment.generatedFileName)
+    const reopen = async () => (await open()).content
+    const found = await open().catch(unlessMissing)
     if (!found) continue
     const prefix = `data:${safeMimeType(found.contentType)};base64,`
     images.set(bareContentId(found.attachment.contentId), { prefix, length: prefix.length + base64Length(found.content.length), unread: found.content, reopen })

@@ -3,7 +3,7 @@
 
 import { api, currentInbox, socketPath, useInbox } from './api.js'
 import { ask, h, icon, toast } from './dom.js'
-import { count, people, personShort, shortTime } from './format.js'
+import { count, exactTime, people, personShort, shortTime } from './format.js'
 import { hashOf, parseHash, setupInboxSwitcher } from './inboxes.js'
 import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
@@ -97,7 +97,7 @@ function renderRow(item, index) {
         h('span', { class: 'row-from', text: personShort(item.from[0]) }),
         // The first recipient beside the sender: which of an app's users, or which test, the mail was for.
         item.to[0] && h('span', { class: 'row-to', title: people(item.to), text: `to ${personShort(item.to[0])}${item.to.length > 1 ? ` +${item.to.length - 1}` : ''}` }),
-        h('time', { class: 'row-time', datetime: item.time, title: new Date(item.time).toLocaleString(), text: shortTime(item.time) }),
+        h('time', { class: 'row-time', datetime: item.time, title: exactTime(item.time), text: shortTime(item.time) }),
       ),
       h(
         'div',

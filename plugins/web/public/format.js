@@ -5,6 +5,9 @@ const weekday = new Intl.DateTimeFormat(undefined, { weekday: 'short', hour: '2-
 const dayMonth = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short' })
 const fullDate = new Intl.DateTimeFormat(undefined, { day: 'numeric', month: 'short', year: 'numeric' })
 const longDate = new Intl.DateTimeFormat(undefined, { dateStyle: 'full', timeStyle: 'medium' })
+// Made once: toLocaleString() builds its formatter anew on every call, some tenths of a millisecond each, for every row drawn.
+const dateTime = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' })
+const number = new Intl.NumberFormat()
 
 const DAY = 24 * 60 * 60 * 1000
 
@@ -18,6 +21,9 @@ export function shortTime(iso, now = new Date()) {
 }
 
 export const longTime = (iso) => longDate.format(new Date(iso))
+
+/** Date and time in full figures, for a row's tooltip: as toLocaleString() writes it. */
+export const exactTime = (iso) => dateTime.format(new Date(iso))
 
 /** `Ann <ann@example.com>` or the bare address. */
 export const person = (address) => (address.name ? `${address.name} <${address.address}>` : address.address)
@@ -33,4 +39,4 @@ export function bytes(size) {
   return `${(size / 1024 / 1024).toFixed(1)} MB`
 }
 
-export const count = (n) => n.toLocaleString()
+export const count = (n) => number.format(n)

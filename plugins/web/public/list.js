@@ -22,10 +22,15 @@ export function createVirtualList({ element, rowHeight, getItem, rowKey, renderR
   let rows = new Map()
   let empty = null
   let frame = 0
+  // Until the list is first laid out it sits at its top, no taller than the window: the first rows go in without a
+  // layout of the page forced to measure it, and the one layout before the first paint has them.
+  let laidOut = false
+  const scrollTop = () => (laidOut ? element.scrollTop : 0)
+  const height = () => (laidOut ? element.clientHeight : window.innerHeight)
 
   const visible = () => {
-    const first = Math.max(0, Math.floor(element.scrollTop / rowHeight) - OVERSCAN)
-    const last = Math.min(total - 1, Math.ceil((element.scrollTop + element.clientHeight) / rowHeight) + OVERSCAN)
+    const first = Math.max(0, Math.floor(scrollTop() / rowHeight) - OVERSCAN)
+    const last = Math.min(total - 1, Math.ceil((scrollTop() + height()) / rowHeight) + OVERSCAN)
     return [first, last]
   }
 
@@ -61,7 +66,10 @@ export function createVirtualList({ element, rowHeight, getItem, rowKey, renderR
     if (!frame) frame = requestAnimationFrame(render)
   }
   element.addEventListener('scroll', schedule, { passive: true })
-  new ResizeObserver(schedule).observe(element)
+  new ResizeObserver(() => {
+    laidOut = true
+    schedule()
+  }).observe(element)
 
   return {
     /** Redraws the rows whose key changed, at the next frame. */
@@ -76,7 +84,7 @@ export function createVirtualList({ element, rowHeight, getItem, rowKey, renderR
       schedule()
     },
     /** The rows in view, without the margin. */
-    inView: () => [Math.floor(element.scrollTop / rowHeight), Math.ceil((element.scrollTop + element.clientHeight) / rowHeight) - 1],
+    inView: () => [Math.floor(scrollTop() / rowHeight), Math.ceil((scrollTop() + height()) / rowHeight) - 1],
     /** Scrolls just enough for row `index` to be fully visible. */
     reveal(index) {
       const top = index * rowHeight

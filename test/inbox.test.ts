@@ -53,6 +53,14 @@ it('serves its files with their content types, and nothing else', async () => {
   for (const path of ['/api.js', '/reader.js', '/..%2Fpackage.json', '/%2e%2e%2findex.ts', '/index.ts', '/nope.js', '/vendor/prism.js', '/vendor/..%2F..%2Fpackage.json', '/vendor/%2e%2e%2fprism-core.js']) {
     expect((await t.api(path)).status, path).toBe(404)
   }
+  // Each with an ETag: a browser that kept a file asks again with it and gets a 304 without the body, keeping what it parsed and compiled.
+  for (const path of ['/', '/app.js', '/style.css', '/vendor/prism-core.js']) {
+    const etag = (await t.api(path)).headers.get('etag')
+    expect(etag, path).toMatch(/^"[\w-]+"$/)
+    const again = await t.api(path, { headers: { 'if-none-match': etag! } })
+    expect(again.status, path).toBe(304)
+    expect(await again.text(), path).toBe('')
+  }
 })
 
 it('shows the empty state, then mail sent over SMTP appears without reloading', async () => {

@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import { HTTPError, getRouterParam } from 'h3'
+import { HTTPError, getRouterParam, handleCacheHeaders, type H3Event } from 'h3'
 import { packageRoot } from 'svc-mail/kit/runtime'
 import { definePlugin } from 'svc-mail/kit'
 
@@ -72,22 +72,29 @@ export default definePlugin({
         .map((entry): [string, string] => [entry.name, join(dir, entry.name)])
     const assets = new Map([...filesOf(publicDir, (name) => extname(name) !== '.js'), ...filesOf(bundleDir, () => true)])
 
-    const serve = async (name: string, files = assets, folder = '') => {
+    /**
+     * A file as it is now on disk (a rebuild shows at the next load), with an
+     * ETag of its size and modification time: a browser that kept it asks
+     * again with it and gets a 304, keeping the copy it has already parsed
+     * and compiled.
+     */
+    const serve = async (event: H3Event, name: string, files = assets, folder = '') => {
       const file = files.get(name)
       if (!file) throw new HTTPError({ status: 404, message: `Not found: /${folder}${name}` })
-      const headers = new Headers({ 'content-type': contentTypes[extname(name)]!, 'cache-control': 'no-cache' })
+      const { size, mtimeMs } = await stat(file)
       const policy = files === assets && policies.get(name)
-      if (policy) headers.set('content-security-policy', policy)
-      return new Response(await readFile(file), { headers })
+      if (policy) event.res.headers.set('content-security-policy', policy)
+      if (handleCacheHeaders(event, { etag: `"${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`, cacheControls: ['private', 'no-cache'] })) return null
+      event.res.headers.set('content-type', contentTypes[extname(name)]!)
+      return readFile(file)
     }
 
     const preload = firstPagePreload(http.basePathname)
-    http.app.get('/', async () => {
-      const page = await serve('index.html')
-      page.headers.set('link', preload)
-      return page
+    http.app.get('/', (event) => {
+      event.res.headers.set('link', preload)
+      return serve(event, 'index.html')
     })
-    http.app.get('/:asset', (event) => serve(getRouterParam(event, 'asset') ?? ''))
-    http.app.get('/vendor/:asset', (event) => serve(getRouterParam(event, 'asset') ?? '', vendorFiles, 'vendor/'))
+    http.app.get('/:asset', (event) => serve(event, getRouterParam(event, 'asset') ?? ''))
+    http.app.get('/vendor/:asset', (event) => serve(event, getRouterParam(event, 'asset') ?? '', vendorFiles, 'vendor/'))
   },
 })

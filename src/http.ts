@@ -3,7 +3,7 @@ import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, t
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import type { ConsolaInstance } from 'consola'
-import { H3, H3Event, HTTPError, handleCors, toNodeHandler } from 'h3'
+import { H3, H3Event, HTTPError, handleCors, isPreflightRequest, toNodeHandler } from 'h3'
 import type { SvcConfig } from './contract/plugin.js'
 import type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './contract/http.js'
 import { limitConnections } from './connections.js'
@@ -58,13 +58,6 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
   // Plugins' guards run after the origin policy: a foreign Host or Origin learns nothing, not even whether credentials are needed.
   const guards: RequestGuard[] = []
 
-  /** An error's headers and the CORS headers middleware already set, so cross-origin callers can read errors too. */
-  const corsHeadersOf = (own: HeadersInit | undefined, event: H3Event): Headers => {
-    const headers = new Headers(own)
-    event.res.headers.forEach((value, key) => key.startsWith('access-control-') && headers.set(key, value))
-    return headers
-  }
-
   const app = new H3({
     // onError below logs what deserves it; h3's own print of every unhandled error would say it twice.
     silent: true,
@@ -79,20 +72,17 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
       const missing = [error, error.cause].find((cause) => cause instanceof MailNotFoundError)
       // A search beyond its bounds, a value the storage cannot hold: the request's fault, said as such.
       const invalid = [error, error.cause].find((cause) => cause instanceof InvalidRequestError)
-      if (invalid) return Response.json({ error: invalid.message }, { status: 400, headers: corsHeadersOf(error.headers, event) })
+      if (invalid) return Response.json({ error: invalid.message }, { status: 400, headers: error.headers })
       const status = missing ? 404 : (error.status ?? 500)
       if (status >= 500 && !(error instanceof HTTPError && error.unhandled === false)) {
         logger.error(`${event.req.method} ${event.url.pathname}:`, error.cause ?? error)
       }
       const message = missing ? missing.message : status >= 500 && error.unhandled ? 'Internal server error' : error.message
-      return Response.json({ error: message }, { status, headers: corsHeadersOf(error.headers, event) })
+      return Response.json({ error: message }, { status, headers: error.headers })
     },
   })
-  // Pages of the origins listed with --cors may use every route; others get no Access-Control-Allow-Origin.
-  app.use((event) => {
-    const preflight = handleCors(event, origins.cors)
-    if (preflight) return preflight
-  })
+  // A preflight is answered here; the CORS headers of every other answer are set on the Node response in handle().
+  app.use((event) => (isPreflightRequest(event) ? handleCors(event, origins.cors) : undefined))
 
   const toH3 = toNodeHandler(app)
 
@@ -139,12 +129,16 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
 
   const rejectionHeaders = (req: IncomingMessage, rejection: GuardRejection) => ({
     'content-type': 'application/json',
-    ...origins.headersFor(req),
+    ...Object.fromEntries(origins.headersFor(req)),
     ...rejection.headers,
   })
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
     req.url = stripBase(req.url ?? '/')
+    // Pages of the origins listed with --cors may use every route; others get no Access-Control-Allow-Origin.
+    // Set on the Node response, under the headers of whatever h3 answers (errors included): cheaper than h3's
+    // per-request CORS headers, which it copies into a new Headers object for every answer.
+    for (const [name, value] of origins.headersFor(req)) res.setHeader(name, value)
     void toH3(req, res)
   }
 

@@ -167,6 +167,23 @@ describe('Fetch Metadata and path spellings, as raw requests', () => {
     }
   })
 
+  it('lets the listed origin read the answers of routes, streams and errors alike', async () => {
+    const { id } = await t.send({ subject: 'read me', html: '<p>read me</p>' })
+    const listed = 'http://listed.test:3000'
+    for (const [path, status] of [
+      [`/api/email/${id}`, 200],
+      [`/api/email/${id}/html`, 200],
+      ['/api/email/no-such-id', 404],
+      ['/api/email/summary?limit=x', 400],
+    ] as const) {
+      const response = await rawRequest(t, path, { headers: { origin: listed } })
+      expect(response.status, path).toBe(status)
+      expect(response.headers['access-control-allow-origin'], path).toBe(listed)
+      expect(response.headers['access-control-expose-headers'], path).toBe('*')
+      expect(response.headers.vary, path).toBe('origin')
+    }
+  })
+
   it('checks the origin on the path the router matches, however it is spelled', async () => {
     const foreign = { origin: 'http://evil.test' }
     for (const path of ['/mcp', '/mcp/', '/%6dcp', '/api/../mcp', '/./mcp', '/api/%2e%2e/mcp']) {

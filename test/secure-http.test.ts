@@ -106,6 +106,8 @@ describe('Origin check, by default', () => {
       expect(response.status, `${method} ${path}`).toBe(403)
       expect(JSON.parse(response.body).error).toMatch(/--cors/)
       expect(response.headers['access-control-allow-origin']).toBeUndefined()
+      // The refusal depends on the Origin, as every answer does: a cache must not give it to svc's own page.
+      expect(response.headers.vary).toBe('origin')
     }
     expect(await svc().svc.store.has(id)).toBe(true)
     expect((await svc().svc.store.counts()).unread).toBe(1)

@@ -35,9 +35,19 @@ export interface OriginPolicy {
   readonly corsOrigin: '*' | string[]
   /** The 403 for a request svc must not answer, else undefined. */
   check(req: IncomingMessage, target: RouteTarget): OriginRejection | undefined
-  /** CORS headers for an answer written outside h3 (a guard's rejection). */
-  headersFor(req: IncomingMessage): Record<string, string>
+  /**
+   * The CORS headers of every answer but a preflight's, as `[name, value]`
+   * pairs: the same few lists for every request without a listed Origin, so
+   * none is built per request.
+   */
+  headersFor(req: IncomingMessage): ReadonlyArray<readonly [string, string]>
 }
+
+// Never with credentials: a listed page sends its Authorization header itself, so every header may be exposed.
+const EXPOSE_ALL = ['access-control-expose-headers', '*'] as const
+const ANY_ORIGIN_HEADERS = [['access-control-allow-origin', '*'], EXPOSE_ALL] as const
+// The answer depends on the Origin: a cache must not give one origin's answer to another.
+const UNLISTED_ORIGIN_HEADERS = [['vary', 'origin'], EXPOSE_ALL] as const
 
 /** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
 const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
@@ -149,10 +159,10 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
         error: `Origin ${origin} may not use this route: only svc's own pages may, and origins listed with --cors (SVC_CORS)`,
       }
     },
-    headersFor(req): Record<string, string> {
+    headersFor(req) {
+      if (anyOrigin) return ANY_ORIGIN_HEADERS
       const { origin } = req.headers
-      if (anyOrigin) return { 'access-control-allow-origin': '*' }
-      return origin && isListed(origin) ? { 'access-control-allow-origin': origin, vary: 'origin' } : {}
+      return origin && isListed(origin) ? [['access-control-allow-origin', origin], ...UNLISTED_ORIGIN_HEADERS] : UNLISTED_ORIGIN_HEADERS
     },
   }
 }

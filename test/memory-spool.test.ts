@@ -1,4 +1,4 @@
-import { readdirSync, readlinkSync, statSync, truncateSync } from 'node:fs'
+import { readdirSync, readFileSync, readlinkSync, statSync, truncateSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createSvcHooks } from '../src/contract/hooks.js'
 import { createMailStore } from '../src/storage/store.js'
@@ -27,6 +27,8 @@ function spoolFiles(): Array<{ path: string; size: number; mode: number }> {
     }
   })
 }
+/** Read system calls this process made so far (every thread's, the file system's pool's too). */
+const readCalls = () => Number(/^syscr: (\d+)$/m.exec(readFileSync('/proc/self/io', 'utf8'))![1])
 const spoolBytes = () => spoolFiles().reduce((sum, file) => sum + file.size, 0)
 
 /** A source over 1 MiB: kept in the spool as received, so a few of them fill a segment (8 MiB). */
@@ -95,5 +97,21 @@ describe('the memory driver spool', () => {
     expect((await store.page()).items.map((item) => item.id)).toEqual(['second', 'first'])
     const raw = await add(store, 'third', 3000, 2)
     expect((await store.raw('third'))!.equals(raw)).toBe(true)
+  })
+
+  it('reads the bodies of a listing of every message in a few large reads, not one per message, and skips what is removed meanwhile', async () => {
+    const store = spooledStore()
+    const count = 500
+    for (let i = 0; i < count; i++) await add(store, `m${i}`, 3000, i)
+    const before = readCalls()
+    const listed: string[] = []
+    for await (const email of store.emails()) {
+      listed.push(email.id)
+      expect(email.text).toBe(`text of ${email.id}`)
+      if (email.id === 'm10') await store.remove('m11')
+    }
+    expect(readCalls() - before).toBeLessThan(count / 5)
+    expect(listed).toHaveLength(count - 1)
+    expect(listed).not.toContain('m11')
   })
 })

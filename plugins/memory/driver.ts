@@ -53,6 +53,9 @@ const trigramPrefilter = (word: string) => {
   return (entry: Entry) => unindexed(entry) || mayContain(entry.filter, bits)
 }
 
+/** Messages `emails()` reads from the spool at once: one large read each, not one per message. */
+const EMAILS_BATCH = 256
+
 /** Emails last read in full: reading the same message again (the inbox, a test polling) skips the unpacking. */
 const RECENT_EMAILS = 16
 
@@ -134,22 +137,33 @@ function memoryInbox(spool: Spool) {
   }
 
   /** The full record, rebuilt from the summary and the packed body. */
-  const unpack = async (entry: Entry, packed: SpoolRecord): Promise<Email | undefined> => {
-    const body = (await unpacked(entry, packed))?.body
+  const unpack = (entry: Entry, packed: Buffer | undefined): Email | undefined => {
+    const body = packed && unpackBody(packed, entry.search).body
     return body && toEmail(entry.summary, { ...body, envelope: entry.envelope })
   }
 
-  /** A copy of the full record, so that no caller's change reaches the driver's own. */
-  const fullRecord = async (entry: Entry): Promise<Email | undefined> => {
+  /**
+   * A copy of the full record, so that no caller's change reaches the
+   * driver's own. `packed`: its packed bytes when they were read already
+   * (undefined once it was removed meanwhile).
+   */
+  const fullRecord = async (entry: Entry, packed?: { bytes: Buffer | undefined }): Promise<Email | undefined> => {
     const id = entry.summary.id
     let email = recentEmails.get(id)
     if (email) recentEmails.delete(id)
     else if (entry.kept) email = await kept.record(entry, entry.kept)
-    else if (entry.packed) email = await unpack(entry, entry.packed)
+    else if (entry.packed) email = unpack(entry, packed ? packed.bytes : await spooled(entry.packed))
     if (!email || entry.removed) return undefined
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
     return { ...email, read: entry.summary.read, ...entry.changes }
+  }
+
+  /** The packed bytes of the entries that have them in the spool, read in as few reads as their places allow. */
+  const packedOf = async (entries: Entry[]): Promise<Map<Entry, { bytes: Buffer | undefined }>> => {
+    const inSpool = entries.filter((entry) => entry.packed && !entry.removed && !recentEmails.has(entry.summary.id))
+    const read = await spool.readMany(inSpool.map((entry) => entry.packed!))
+    return new Map(inSpool.map((entry, i) => [entry, { bytes: read[i] }]))
   }
 
   /** Before anything of a message is kept (its bytes in the spool, its entry). */
@@ -335,9 +349,13 @@ function memoryInbox(spool: Spool) {
     async *emails(order?: SortOrder) {
       // A snapshot of the list: removals while the caller reads are skipped, arrivals not seen.
       const entries = [...walk(order)]
-      for (const entry of entries) {
-        const email = entry.removed ? undefined : await fullRecord(entry)
-        if (email) yield email
+      for (let start = 0; start < entries.length; start += EMAILS_BATCH) {
+        const batch = entries.slice(start, start + EMAILS_BATCH)
+        const packed = await packedOf(batch)
+        for (const entry of batch) {
+          const email = entry.removed ? undefined : await fullRecord(entry, packed.get(entry))
+          if (email) yield email
+        }
       }
     },
   }

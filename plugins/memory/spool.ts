@@ -26,6 +26,10 @@ const SEGMENT_BYTES = 8 * 1024 * 1024
 
 const readAt = promisify(read)
 
+/** The most readMany reads at once, and the widest gap (bytes of removed records) it reads over rather than begin another read. */
+const RUN_BYTES = 1024 * 1024
+const RUN_GAP_BYTES = 64 * 1024
+
 /** The name a segment has while it is made; it has none afterwards. */
 const SEGMENT_NAME = 'segment'
 
@@ -89,15 +93,8 @@ export function createSpool() {
     closeSync(segment.fd)
   }
 
-  /**
-   * `length` bytes at `position` of a record's segment, or a clear error
-   * naming the spool when they cannot be read; never bytes of another
-   * record: a read of a record freed before it was done fails.
-   */
-  const readBytes = async (record: SpoolRecord, position: number, length: number): Promise<Buffer> => {
-    const freed = () => new SpoolRecordFreedError('The message was removed while it was read')
-    if (record.freed) throw freed()
-    const { segment } = record
+  /** `length` bytes at `position` of `segment`, or a clear error naming the spool when they cannot be read. */
+  const readSpan = async (segment: Segment, position: number, length: number): Promise<Buffer> => {
     if (segment.closed) throw new Error('The memory store is closed: svc has stopped')
     const bytes = Buffer.allocUnsafe(length)
     segment.reading++
@@ -115,8 +112,52 @@ export function createSpool() {
       if (!segment.closed) dropIfEmpty(segment)
       else if (segment.reading === 0) closeSync(segment.fd)
     }
+    return bytes
+  }
+
+  /**
+   * `length` bytes at `position` of a record's segment; never bytes of
+   * another record: a read of a record freed before it was done fails.
+   */
+  const readBytes = async (record: SpoolRecord, position: number, length: number): Promise<Buffer> => {
+    const freed = () => new SpoolRecordFreedError('The message was removed while it was read')
+    if (record.freed) throw freed()
+    const bytes = await readSpan(record.segment, position, length)
     if (record.freed) throw freed()
     return bytes
+  }
+
+  /** The bytes of records that lie one after another in one segment, read at once; undefined for those freed meanwhile. */
+  const readRun = async (run: SpoolRecord[]): Promise<(Buffer | undefined)[]> => {
+    const live = run.filter((record) => !record.freed)
+    if (live.length === 0) return run.map(() => undefined)
+    const start = live[0]!.offset
+    const last = live.at(-1)!
+    const bytes = await readSpan(last.segment, start, last.offset + last.length - start)
+    return run.map((record) => (record.freed ? undefined : bytes.subarray(record.offset - start, record.offset - start + record.length)))
+  }
+
+  /** Records split into runs that readRun reads at once: in one segment, in order, with small gaps, of bounded size. */
+  const runsOf = (records: SpoolRecord[]): SpoolRecord[][] => {
+    const runs: SpoolRecord[][] = []
+    let run: SpoolRecord[] = []
+    for (const record of records) {
+      const first = run[0]
+      const end = run.length > 0 ? run.at(-1)!.offset + run.at(-1)!.length : 0
+      const joins =
+        first !== undefined &&
+        record.segment === first.segment &&
+        record.offset >= end &&
+        record.offset - end <= RUN_GAP_BYTES &&
+        record.offset + record.length - first.offset <= RUN_BYTES
+      if (!joins && run.length > 0) {
+        runs.push(run)
+        run = []
+      }
+      run.push(record)
+    }
+    if (run.length > 0) runs.push(run)
+    return runs
   }
 
   return {
@@ -136,6 +177,16 @@ export function createSpool() {
     },
     /** A record's bytes. */
     read: (record: SpoolRecord): Promise<Buffer> => readBytes(record, record.offset, record.length),
+    /**
+     * The bytes of many records, in their order, undefined for a record freed
+     * before its read was done. Records that lie near each other in the order
+     * written are read in one go: a listing of every message reads the spool
+     * in large sequential reads rather than one per message.
+     */
+    async readMany(records: SpoolRecord[]): Promise<(Buffer | undefined)[]> {
+      const read = await Promise.all(runsOf(records).map(readRun))
+      return read.flat()
+    },
     /** A record's bytes (or those of `range`) a chunk at a time, read as the reader asks. */
     stream(record: SpoolRecord, range?: ByteRange): ByteStream {
       const start = record.offset + (range?.start ?? 0)

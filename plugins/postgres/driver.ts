@@ -312,21 +312,36 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     return rows.length > 0
   }
 
-  /** A page of summaries and how many match: the search, when there is one, on the search connections. */
+  /**
+   * A page of summaries, how many match, and the inbox's counts. Without a
+   * search that is one query, the page joined to the counts table (which
+   * also gives the total of an unread-only page); a search runs on the search
+   * connections, its page and total beside the counts.
+   */
   const listing = async (inbox: string, { skip, limit, sort, unreadOnly }: ListQuery, search?: SearchQuery): Promise<Listing> => {
     const { conditions, byText } = searchConditions(sql, search)
+    const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
     if (unreadOnly) conditions.push(sql`AND NOT read`)
     const where = joined(sql, conditions)
-    const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
+    if (!search) {
+      const rows = await run(
+        'list emails',
+        () => sql<Array<Partial<SummaryRow> & { total: number; unread: number }>>`
+          SELECT c.total, c.unread, p.summary, p.read
+          FROM (SELECT coalesce(sum(total), 0)::int AS total, coalesce(sum(unread), 0)::int AS unread FROM svc_counts WHERE inbox = ${inbox}) c
+          LEFT JOIN LATERAL (
+            SELECT summary, read, received, seq FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}
+          ) p ON true
+          ORDER BY ${sort === 'asc' ? sql`p.received, p.seq` : sql`p.received DESC, p.seq DESC`}`,
+      )
+      const { total, unread } = rows[0]!
+      const items = rows.filter((row): row is SummaryRow & typeof row => row.summary !== null).map((row) => summaryOf(inbox, row))
+      return { items, total: unreadOnly ? unread : total, counts: { total, unread } }
+    }
     const page = (db: Sql) =>
       limit === 0 ? [] : db<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}`
     const matching = async (db: Sql) => (await db<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`)[0].total
     const found = async (): Promise<{ items: SummaryRow[]; total: number }> => {
-      if (conditions.length === 0) {
-        // The whole inbox: its total is in the counts table.
-        const [items, { total }] = await Promise.all([page(sql), counts(inbox)])
-        return { items, total }
-      }
       if (!byText) {
         const [items, total] = await Promise.all([page(searchSql), matching(searchSql)])
         return { items, total }
@@ -339,11 +354,14 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
         return { items, total: await matching(tx as unknown as Sql) }
       })
     }
-    const { items, total } = await run('list emails', found).catch((error: { code?: string }) => {
-      if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
-      throw error
-    })
-    return { items: items.map((row) => summaryOf(inbox, row)), total }
+    const [{ items, total }, inboxCounts] = await Promise.all([
+      run('list emails', found).catch((error: { code?: string }) => {
+        if (error.code === QUERY_CANCELED) throw new SearchBoundsError(`The search took longer than ${SEARCH_TIMEOUT_MS / 1000} s: narrow it down`)
+        throw error
+      }),
+      counts(inbox),
+    ])
+    return { items: items.map((row) => summaryOf(inbox, row)), total, counts: inboxCounts }
   }
 
   /** The raw source a slice at a time: a short query per slice, no transaction or connection held between them, so a reader that stops holds nothing. */

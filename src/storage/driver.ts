@@ -141,6 +141,8 @@ export interface Listing {
   items: EmailSummary[]
   /** Messages matching the query (its search and `unreadOnly`), whatever `skip` and `limit`. */
   total: number
+  /** The inbox's counts, when the driver read them with the page (a database in the same query): the store then does not ask `counts()`. */
+  counts?: InboxCounts
 }
 
 /**

@@ -172,7 +172,7 @@ function createInboxStore(
     },
     async page(query = {}) {
       const listQuery = boundedQuery(query)
-      const [{ items, total }, counts] = await Promise.all([listing(listQuery), driver.counts(name)])
+      const { items, total, counts = await driver.counts(name) } = await listing(listQuery)
       return {
         // The driver's summaries are the caller's own (StorageDriver): named in place, not copied again.
         items: items.map((item) => boundSummary(named(item)!)),

@@ -8,6 +8,7 @@ import type { SvcConfig } from './contract/plugin.js'
 import type { GuardRejection, HttpShell, RequestGuard, ShellRouteMeta } from './contract/http.js'
 import { limitConnections } from './connections.js'
 import { developmentCertificate } from './http/certificate.js'
+import { memoize } from './http/memo.js'
 import { createOriginPolicy, type RouteTarget } from './http/origin.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { InvalidRequestError, StorageUnavailableError } from './storage/driver.js'
@@ -93,8 +94,11 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     return url.startsWith(`${base}/`) ? url.slice(base.length) : undefined
   }
 
-  /** The request as the router sees it, so no spelling of a path (`/mcp/`, `/%6dcp`, `/api/../mcp`) slips past a check of it. */
-  const targetOf = (rawPath: string, method = 'GET'): RouteTarget => {
+  /** The request (`GET /api/email/summary`) as the router sees it, so no spelling of a path (`/mcp/`, `/%6dcp`, `/api/../mcp`) slips past a check of it. */
+  const targetOf = memoize((methodAndPath: string): RouteTarget => {
+    const space = methodAndPath.indexOf(' ')
+    const method = methodAndPath.slice(0, space)
+    const rawPath = methodAndPath.slice(space + 1)
     // An event on the parsed URL alone, which h3 canonicalizes as it does for a request (`%6d` is `m`):
     // a mock event built a Request and an AbortSignal for every request only for its path and route.
     const event = new H3Event({ method, _url: new URL(rawPath[0] === '/' ? `http://localhost${rawPath}` : rawPath) } as unknown as Request)
@@ -105,7 +109,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
       rawPath,
       changesNothing: route !== undefined && (route.meta as ShellRouteMeta | undefined)?.changesState !== true,
     }
-  }
+  })
 
   /** The first guard's rejection, or a 404 for a request outside the base pathname. */
   const check = (req: IncomingMessage): GuardRejection | undefined => {
@@ -114,7 +118,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     if (!isDecodable(rawPath)) return { status: 400, error: `The URL is not valid percent-encoding: ${req.url}` }
     let target: RouteTarget
     try {
-      target = targetOf(rawPath, req.method)
+      target = targetOf(`${req.method ?? 'GET'} ${rawPath}`)
     } catch {
       return { status: 400, error: `The URL is not valid: ${req.url}` }
     }

@@ -4,6 +4,7 @@ import { hostname } from 'node:os'
 import { isCorsOriginAllowed, type CorsOptions } from 'h3'
 import type { ResolvedOptions } from '../config/options.js'
 import { hostNameOf, isAllHosts, listedOrigin, normalizeOrigin } from '../config/origins.js'
+import { memoize } from './memo.js'
 import { PROBE_PATHS } from './probes.js'
 
 /** Where a request goes, as the router sees it. */
@@ -112,16 +113,16 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
   const scheme = config.https ? 'https' : 'http'
   const isSession = sessionMatcher(sessionPaths)
 
-  const hostRejection = (host: string | undefined): OriginRejection | undefined => {
-    // HTTP/1.0 clients may send none; every browser does.
-    if (anyHost || host === undefined) return undefined
+  const rejectionOfHost = memoize((host: string): OriginRejection | undefined => {
     const name = hostNameOf(host)
     if (name !== undefined && (isLocalName(name, machine) || isExtraHost(name))) return undefined
     return {
       status: 403,
       error: `Host ${JSON.stringify(host)} is not allowed: svc answers IP addresses, localhost and this machine's name; start it with --allowed-hosts ${name ?? '<host>'} (SVC_ALLOWED_HOSTS) to answer this name`,
     }
-  }
+  })
+  // HTTP/1.0 clients may send no Host; every browser does.
+  const hostRejection = (host: string | undefined) => (anyHost || host === undefined ? undefined : rejectionOfHost(host))
 
   /** True when the Origin is the request's own (same scheme, host and port) or listed in --cors. */
   const isTrustedOrigin = (req: IncomingMessage, origin: string) => {

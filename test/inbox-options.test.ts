@@ -68,6 +68,25 @@ describe('under --base-pathname, with relay to another svc', () => {
     await expect.poll(async () => (await outgoing.svc.store.counts()).total).toBe(1)
     expect((await outgoing.svc.store.page()).items[0]!.subject).toBe('Based mail')
   })
+
+  it('offers Relay on a deep-linked message though /api/config answers after the message', async () => {
+    const { page } = use()
+    const { id } = await t.send({ subject: 'Linked for relay' })
+    const origin = new URL(t.baseUrl).origin
+    // The configuration, which says there is an outgoing server, held back until the message itself has been answered.
+    const read = page.waitForResponse((response) => new URL(response.url()).pathname === `/mail/api/email/${id}`)
+    await page.route('**/mail/api/config', async (route) => {
+      await read
+      await route.continue()
+    })
+    try {
+      await page.goto(`${origin}/mail/#/email/${id}`)
+      await page.locator('.message-subject', { hasText: 'Linked for relay' }).waitFor()
+      await page.locator('.message-toolbar button', { hasText: 'Relay' }).waitFor()
+    } finally {
+      await page.unroute('**/mail/api/config')
+    }
+  })
 })
 
 describe('in a narrow window', () => {

@@ -231,6 +231,15 @@ async function showPlaceholder(title, detail) {
   ;(await readerModule()).showPlaceholder(reader, title, detail)
 }
 
+/** svc's configuration (`/api/config`), asked for beside the first page; what is known without it when it cannot be read. */
+const configLoaded = api.config().then(
+  (config) => {
+    state.config = config
+    list.update()
+  },
+  () => {},
+)
+
 let openToken = 0
 
 async function openEmail(id, { fromHash = false } = {}) {
@@ -242,7 +251,8 @@ async function openEmail(id, { fromHash = false } = {}) {
   const index = indexOf(id)
   if (index >= 0) list.reveal(index)
   try {
-    const [{ showMessage }, email] = await Promise.all([readerModule(), api.email(id)])
+    // The configuration too: what the message offers (Relay) depends on it, and a deep link's message may come before it.
+    const [{ showMessage }, email] = await Promise.all([readerModule(), api.email(id), configLoaded])
     if (token !== openToken) return
     // The counts follow from the readMail event the read sends every page, this one included.
     showMessage(reader, email, {
@@ -523,11 +533,4 @@ scheduleReload({ wait: 0 })
 setupThemeSwitch($('theme'))
 $('api-docs').append(icon('braces'))
 showPlaceholder('Select a message to read it')
-api.config().then(
-  (config) => {
-    state.config = config
-    list.update()
-  },
-  () => {},
-)
 openFromHash()

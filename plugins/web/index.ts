@@ -5,6 +5,7 @@ import { extname, join } from 'node:path'
 import { HTTPError, getRouterParam, handleCacheHeaders, type H3Event } from 'h3'
 import { packageRoot } from 'svc-mail/kit/runtime'
 import { definePlugin } from 'svc-mail/kit'
+import { pageQuery } from './list-page.js'
 
 /** The inbox page's files, shipped in the package beside `dist/` (see package.json `files`). */
 export const publicDir: string = join(packageRoot, 'plugins', 'web', 'public')
@@ -42,10 +43,10 @@ const policies = new Map([['api-docs.html', VIEWER_POLICY]])
 
 /**
  * The default inbox's first page of summaries, app.js's first request (the
- * same URL, its page size): the document's Link header asks the browser for
- * it beside the document's own files, before any script of the page could.
+ * same URL, see list-page.ts): the document's Link header asks the browser
+ * for it beside the document's own files, before any script of the page could.
  */
-const firstPagePreload = (base: string) => `<${base}/api/email/summary?skip=0&limit=50>; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=high`
+const firstPagePreload = (base: string) => `<${base}/api/email/summary?${pageQuery(0)}>; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=high`
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',

@@ -1,6 +1,8 @@
 // The REST API of the svc that served this page. Everything is relative to
 // the page's own folder, so the inbox works under any --base-pathname.
 
+import { pageQuery } from '../list-page.ts'
+
 export const base = new URL('.', location.href)
 
 /** `<base_pathname>/socket.io`, where live events come from. */
@@ -37,7 +39,7 @@ async function call(method, url, body) {
 export const api = {
   /** One page of summaries: `{ items, total, storeTotal, unread, skip, limit }`. */
   summary({ skip, limit, search, unreadOnly }) {
-    const query = new URLSearchParams({ skip: String(skip), limit: String(limit) })
+    const query = pageQuery(skip, limit)
     if (search) query.set('search', search)
     if (unreadOnly) query.set('unread', 'true')
     return call('GET', `${mail('/summary')}?${query}`)

@@ -1,6 +1,7 @@
 // The svc inbox: a virtual list of summaries paged from the REST API, a
 // reading pane, and live updates over Socket.IO.
 
+import { PAGE_SIZE } from '../list-page.ts'
 import { api, currentInbox, socketPath, useInbox } from './api.js'
 import { ask, h, icon, toast } from './dom.js'
 import { count, exactTime, people, personShort, shortTime } from './format.js'
@@ -9,8 +10,6 @@ import { createVirtualList } from './list.js'
 import { setupNotifications } from './notify.js'
 import { setupThemeSwitch } from './theme.js'
 
-// About three screens of rows on a tall window, and a small first answer. The page's Link header (plugins/web/index.ts) preloads the first page with this limit.
-const PAGE_SIZE = 50
 const ROW_HEIGHT = 76
 
 const $ = (id) => document.getElementById(id)

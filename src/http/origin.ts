@@ -48,7 +48,9 @@ export interface OriginPolicy {
 const EXPOSE_ALL = ['access-control-expose-headers', '*'] as const
 const ANY_ORIGIN_HEADERS = [['access-control-allow-origin', '*'], EXPOSE_ALL] as const
 // The answer depends on the Origin: a cache must not give one origin's answer to another.
-const UNLISTED_ORIGIN_HEADERS = [['vary', 'origin'], EXPOSE_ALL] as const
+const VARY_ORIGIN = ['vary', 'origin'] as const
+// Exposing headers means nothing to a page no Access-Control-Allow-Origin lets read the answer.
+const UNLISTED_ORIGIN_HEADERS = [VARY_ORIGIN] as const
 
 /** Methods that change state: a form or `fetch` from another page may send them without a preflight. */
 const UNSAFE_METHODS = new Set(['POST', 'PATCH', 'PUT', 'DELETE'])
@@ -163,7 +165,7 @@ export function createOriginPolicy(config: Pick<ResolvedOptions, 'cors' | 'allow
     headersFor(req) {
       if (anyOrigin) return ANY_ORIGIN_HEADERS
       const { origin } = req.headers
-      return origin && isListed(origin) ? [['access-control-allow-origin', origin], ...UNLISTED_ORIGIN_HEADERS] : UNLISTED_ORIGIN_HEADERS
+      return origin && isListed(origin) ? [['access-control-allow-origin', origin], VARY_ORIGIN, EXPOSE_ALL] : UNLISTED_ORIGIN_HEADERS
     },
   }
 }

@@ -45,18 +45,26 @@ async function startPostgres() {
   }
 }
 
-/** PostgreSQL and two svc instances on it, each given `args` too; `run(a, b)` gets both. */
-async function withTwoInstances(run, args = []) {
+/** A PostgreSQL for `run(start, database)`, where `start(args)` starts an svc instance on it; all stopped after. */
+async function withPostgres(run) {
   const database = await startPostgres()
   const instances = []
+  const start = async (args = []) => {
+    const svc = await startSvc(['--storage', database.url, ...args])
+    instances.push(svc)
+    return svc
+  }
   try {
-    instances.push(await startSvc(['--storage', database.url, ...args]))
-    instances.push(await startSvc(['--storage', database.url, ...args]))
-    return await run(instances[0], instances[1], database)
+    return await run(start, database)
   } finally {
     for (const svc of instances) await svc.stop().catch(() => {})
     await database.stop()
   }
+}
+
+/** PostgreSQL and two svc instances on it, each given `args` too; `run(a, b)` gets both. */
+function withTwoInstances(run, args = []) {
+  return withPostgres(async (start, database) => run(await start(args), await start(args), database))
 }
 
 async function storeTotal(svc) {
@@ -159,17 +167,23 @@ export function postgresScenarios(SIZE) {
 
     /**
      * The inboxes scenario's messages on a shared PostgreSQL: SIZE.inboxes
-     * inboxes of SIZE.perInbox messages of 12 KB, routed by header, split over
-     * both instances; then a summary page of one inbox and the list of inboxes.
+     * inboxes of SIZE.perInbox messages of 12 KB, routed by header, sent to
+     * one instance over 8 connections; then a second instance starts, and a
+     * summary page of one inbox is read from the first, the list of inboxes
+     * from the second. The fill goes to one instance alone because a second
+     * one would read back every message the first stores (to announce it),
+     * a third of the CPU the fill takes on this machine.
      */
     async pgInboxes() {
       const args = ['--inbox-routing', 'header', '--max-inboxes', String(SIZE.inboxes + 1)]
-      return withTwoInstances(async (a, b) => {
+      return withPostgres(async (start) => {
+        const a = await start(args)
         const count = SIZE.inboxes * SIZE.perInbox
         const started = performance.now()
-        await sendSplit(a, b, count, inboxMessages(SIZE))
-        while ((await inboxesTotal(b)) < count) await sleep(50)
+        await sendAll(a.smtpPort, { count, connections: 8, message: inboxMessages(SIZE) })
+        while ((await inboxesTotal(a)) < count) await sleep(50)
         const fillRate = count / ((performance.now() - started) / 1000)
+        const b = await start(args)
         await sleep(2000)
         const inbox = someInbox(SIZE)
         return {
@@ -178,7 +192,7 @@ export function postgresScenarios(SIZE) {
           pgInboxesSummary: await medianLatency((i) => `${a.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200),
           pgInboxesList: await medianLatency(`${b.baseUrl}/api/inboxes`, 50),
         }
-      }, args)
+      })
     },
   }
 }
@@ -199,7 +213,7 @@ export function postgresMeasures(SIZE) {
     { key: 'pgSearch', label: `PostgreSQL: rare-word search at ${stored}, median`, unit: 'ms', target: 30, better: 'lower' },
     { key: 'pgRestartHealthy', label: `PostgreSQL: restarted instance healthy, ${stored} stored`, unit: 'ms', better: 'lower' },
     { key: 'pgRestartListing', label: `PostgreSQL: restarted instance listing, ${stored} stored`, unit: 'ms', target: 1000, better: 'lower' },
-    { key: 'pgInboxesFillRate', label: `PostgreSQL: filling ${SIZE.inboxes} inboxes × ${SIZE.perInbox} × 12 KB over both instances`, unit: 'msg/s', better: 'higher' },
+    { key: 'pgInboxesFillRate', label: `PostgreSQL: filling ${SIZE.inboxes} inboxes × ${SIZE.perInbox} × 12 KB through one instance, 8 connections`, unit: 'msg/s', better: 'higher' },
     { key: 'pgInboxesHealthz', label: 'PostgreSQL, inboxes: GET /api/healthz (no query), median, for scale', unit: 'ms', better: 'lower' },
     { key: 'pgInboxesSummary', label: `PostgreSQL: GET /api/inboxes/<inbox>/email/summary, ${SIZE.inboxes} inboxes × ${SIZE.perInbox}, median`, unit: 'ms', target: 3, better: 'lower' },
     { key: 'pgInboxesList', label: `PostgreSQL: GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },

@@ -266,6 +266,21 @@ describe('the postgres driver', () => {
       const body = { ...branded, attachments: [logo, notes].map(({ inline: _, ...part }) => part) }
       await sql`UPDATE svc_mail SET attachment_count = 2, summary = ${sql.json({ ...(await sql`SELECT summary FROM svc_mail`)[0]!.summary, attachmentCount: 2 })}::json, body = ${sql.json(body as never)}::json`
       await sql`ALTER TABLE svc_mail DROP COLUMN fields, DROP COLUMN inline_count`
+      await sql`ALTER TABLE svc_counts DROP COLUMN newest, DROP COLUMN removed`
+      // The counts of 3.1: no newest time, the triggers calling the function of three arguments.
+      await sql.unsafe(`
+        DROP FUNCTION svc_count_changes(text, bigint, bigint, bigint, bigint);
+        CREATE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint) RETURNS void LANGUAGE sql AS $$
+          INSERT INTO svc_counts AS c (inbox, shard, total, unread) VALUES (changes_inbox, pg_backend_pid() % 16, total_change, unread_change)
+            ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread
+        $$;
+        CREATE OR REPLACE FUNCTION svc_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          PERFORM svc_count_changes(after.inbox, 0, count(*) FILTER (WHERE NOT after.read) - count(*) FILTER (WHERE NOT before.read))
+            FROM after JOIN before USING (inbox, id) GROUP BY after.inbox HAVING count(*) FILTER (WHERE after.read <> before.read) > 0;
+          RETURN NULL;
+        END
+        $$;`)
       await sql`DELETE FROM svc_schema WHERE version > 1`
     } finally {
       await sql.end()
@@ -276,5 +291,6 @@ describe('the postgres driver', () => {
     expect((await page(upgraded, 'kept', { search: 'has:attachment' })).total).toBe(1)
     expect((await page(upgraded, 'kept', { search: '-has:inline' })).total).toBe(0)
     expect((await upgraded.get('kept', 'branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
+    expect(await upgraded.inboxes()).toEqual([{ name: 'kept', total: 1, unread: 1, newest: branded.time }])
   })
 })

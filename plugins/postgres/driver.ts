@@ -530,14 +530,16 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     list: (inbox, query) => listing(inbox, query),
     counts,
     async inboxes() {
-      // The counts table names every inbox that holds mail; each newest time is one step down its index.
+      // One pass over the counts table: an inbox's newest time is its shards' latest arrival, looked up in the
+      // index only when a removal reached that time (the message may be gone).
       const rows = await run(
         'list inboxes',
         () => sql<Array<{ name: string; total: number; unread: number; newest: number | null }>>`
-          SELECT c.inbox AS name, c.total, c.unread,
-            (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox)::float8 AS newest
-          FROM (SELECT inbox, sum(total)::int AS total, sum(unread)::int AS unread FROM svc_counts GROUP BY inbox) c
-          WHERE c.total > 0`,
+          SELECT c.inbox AS name, sum(c.total)::int AS total, sum(c.unread)::int AS unread,
+            (CASE WHEN max(c.newest) IS NULL OR max(c.removed) >= max(c.newest)
+              THEN (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox)
+              ELSE max(c.newest) END)::float8 AS newest
+          FROM svc_counts c GROUP BY c.inbox HAVING sum(c.total) > 0`,
       )
       return rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : new Date(newest).toISOString() }))
     },

@@ -121,6 +121,43 @@ const MIGRATIONS: string[] = [
   `
   ALTER TABLE svc_mail ALTER COLUMN raw SET STORAGE EXTERNAL;
   `,
+  // 6: the list of inboxes reads the counts table alone. Each shard row keeps the latest time of receipt
+  // among the arrivals it counted (newest) and among the removals (removed): while no removal reached an
+  // inbox's newest time, that time is its newest message's; after one did, the list looks it up in the index.
+  `
+  ALTER TABLE svc_counts ADD COLUMN newest bigint, ADD COLUMN removed bigint;
+  UPDATE svc_counts c SET newest = (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox);
+
+  DROP FUNCTION svc_count_changes(text, bigint, bigint);
+  CREATE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint, arrived bigint, left_at bigint) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO svc_counts AS c (inbox, shard, total, unread, newest, removed)
+      VALUES (changes_inbox, pg_backend_pid() % 16, total_change, unread_change, arrived, left_at)
+      ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread,
+        newest = greatest(c.newest, EXCLUDED.newest), removed = greatest(c.removed, EXCLUDED.removed)
+  $$;
+
+  CREATE OR REPLACE FUNCTION svc_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(inbox, count(*), count(*) FILTER (WHERE NOT read), max(received), NULL) FROM added GROUP BY inbox;
+    RETURN NULL;
+  END
+  $$;
+  CREATE OR REPLACE FUNCTION svc_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(inbox, -count(*), -count(*) FILTER (WHERE NOT read), NULL, max(received)) FROM removed GROUP BY inbox;
+    RETURN NULL;
+  END
+  $$;
+  CREATE OR REPLACE FUNCTION svc_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM svc_count_changes(after.inbox, 0, count(*) FILTER (WHERE NOT after.read) - count(*) FILTER (WHERE NOT before.read), NULL, NULL)
+      FROM after JOIN before USING (inbox, id)
+      GROUP BY after.inbox
+      HAVING count(*) FILTER (WHERE after.read <> before.read) > 0;
+    RETURN NULL;
+  END
+  $$;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

@@ -593,6 +593,12 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         ])
         expect(await store.inbox('new').removeAll()).toEqual(['c'])
         expect((await store.inboxes()).map((info) => info.name)).toEqual(['default', 'old', 'configured'])
+        // The newest message removed: the one before it is the newest, until a newer one comes.
+        await store.inbox('old').remove('b')
+        expect((await store.inboxes()).find((info) => info.name === 'old')).toEqual({ name: 'old', total: 1, unread: 1, newest: email('a', 1).time })
+        await store.inbox('old').add(incoming(email('e', 40)))
+        await store.inbox('old').remove('a')
+        expect((await store.inboxes()).find((info) => info.name === 'old')).toEqual({ name: 'old', total: 1, unread: 1, newest: email('e', 40).time })
       })
 
       it('restores kept mail into the inbox it is given', async () => {

@@ -124,12 +124,13 @@ const MIGRATIONS: string[] = [
   // 6: the list of inboxes reads the counts table alone. Each shard row keeps the latest time of receipt
   // among the arrivals it counted (newest) and among the removals (removed): while no removal reached an
   // inbox's newest time, that time is its newest message's; after one did, the list looks it up in the index.
+  // It runs again unharmed where the columns and function exist already (a database whose recorded version alone was rewound).
   `
-  ALTER TABLE svc_counts ADD COLUMN newest bigint, ADD COLUMN removed bigint;
+  ALTER TABLE svc_counts ADD COLUMN IF NOT EXISTS newest bigint, ADD COLUMN IF NOT EXISTS removed bigint;
   UPDATE svc_counts c SET newest = (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox);
 
-  DROP FUNCTION svc_count_changes(text, bigint, bigint);
-  CREATE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint, arrived bigint, left_at bigint) RETURNS void LANGUAGE sql AS $$
+  DROP FUNCTION IF EXISTS svc_count_changes(text, bigint, bigint);
+  CREATE OR REPLACE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint, arrived bigint, left_at bigint) RETURNS void LANGUAGE sql AS $$
     INSERT INTO svc_counts AS c (inbox, shard, total, unread, newest, removed)
       VALUES (changes_inbox, pg_backend_pid() % 16, total_change, unread_change, arrived, left_at)
       ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread,

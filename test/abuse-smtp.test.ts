@@ -256,8 +256,12 @@ it('answers a flood of 5,000 pipelined NOOPs, each with 250', async () => {
 it('returns to its memory baseline once the hostile clients are gone', async () => {
   const after = await settledMemory()
   console.info(
-    `abuse-smtp memory: rss ${mb(baseline.rss)} -> ${mb(after.rss)}, heap used ${mb(baseline.heapUsed)} -> ${mb(after.heapUsed)}`,
+    `abuse-smtp memory: rss ${mb(baseline.rss)} -> ${mb(after.rss)}, heap used ${mb(baseline.heapUsed)} -> ${mb(after.heapUsed)}, buffers ${mb(baseline.arrayBuffers)} -> ${mb(after.arrayBuffers)}`,
   )
-  expect(after.rss - baseline.rss).toBeLessThan(40 * 1024 * 1024)
+  // What a client could leave behind lives in the heap or in buffers, which are measured exactly; the RSS
+  // also holds the parser threads' heaps and the allocator's slack (44.5 MB above with a flat heap was seen
+  // once in CI), so it bounds only a gross leak.
   expect(after.heapUsed - baseline.heapUsed).toBeLessThan(10 * 1024 * 1024)
+  expect(after.arrayBuffers - baseline.arrayBuffers).toBeLessThan(10 * 1024 * 1024)
+  expect(after.rss - baseline.rss).toBeLessThan(64 * 1024 * 1024)
 })

@@ -7,7 +7,7 @@ import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { simpleParser } from 'mailparser'
 import { afterEach, beforeEach, expect, it } from 'vitest'
-import { startCli } from './support/cli.js'
+import { portOutsideEphemeralRange, startCli } from './support/cli.js'
 import { acknowledged, sendSequence, sizedMessage, type Sent } from './support/senders.js'
 import { connectSmtp, dotStuff, type RawSmtp } from './support/smtp.js'
 
@@ -36,7 +36,11 @@ afterEach(async () => {
 })
 
 async function startSvcBinary() {
-  const started = await startCli(['--smtp', '0', '--web', '0', '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--mail-directory', dir])
+  // Ports no other listener or client may take once svc lets them go, so "refused" is svc's doing alone.
+  const smtp = await portOutsideEphemeralRange()
+  let web = await portOutsideEphemeralRange()
+  while (web === smtp) web = await portOutsideEphemeralRange()
+  const started = await startCli(['--smtp', String(smtp), '--web', String(web), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--mail-directory', dir])
   child = started.child
   const banner = started.output()
   const smtpPort = Number(/smtp:\/\/[\d.]+:(\d+)/.exec(banner)![1])
@@ -89,9 +93,10 @@ it('finishes the transaction in flight and every acknowledged one is on disk; ex
   const signalled = Date.now()
   svc.child.kill('SIGTERM')
   while (!svc.output().includes('SIGTERM')) await sleep(5)
-  // Shutting down: nobody new gets in, on either port.
-  expect(await refusesConnections(svc.smtpPort)).toBe(true)
-  expect(await refusesConnections(svc.webPort)).toBe(true)
+  // Shutting down: nobody new gets in, on either port. svc logs the signal just before it closes its
+  // listeners, and a loaded machine may run this test between the two, hence the poll.
+  await expect.poll(() => refusesConnections(svc.smtpPort), { timeout: 2000, interval: 20 }).toBe(true)
+  await expect.poll(() => refusesConnections(svc.webPort), { timeout: 2000, interval: 20 }).toBe(true)
 
   // The client in the middle of DATA finishes and gets its 250; then svc ends its connection.
   client.write(Buffer.concat([dotStuff(inflight.raw).subarray(inflight.raw.length / 2), Buffer.from('.\r\n')]))

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 export const SVC_BIN = fileURLToPath(new URL('../../bin/svc.mjs', import.meta.url))
@@ -52,6 +53,36 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
       server.close(() => resolve(port))
     })
   })
+}
+
+/** The first port of the range this system hands out for `listen(0)` and outgoing connections. */
+function ephemeralStart(): number {
+  try {
+    return Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || 32768
+  } catch {
+    return 32768
+  }
+}
+
+/**
+ * A free port below the system's ephemeral range: once the server given it
+ * closes, no `listen(0)` beside the test and no outgoing connection's own
+ * port can take it, so a connection to it is refused, as a test of a closed
+ * listener must see.
+ */
+export async function portOutsideEphemeralRange(host = '127.0.0.1'): Promise<number> {
+  const { createServer } = await import('node:net')
+  const low = 20_000
+  const high = Math.max(low + 1000, ephemeralStart())
+  for (;;) {
+    const port = low + Math.floor(Math.random() * (high - low))
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer()
+      server.once('error', () => resolve(false))
+      server.listen(port, host, () => server.close(() => resolve(true)))
+    })
+    if (free) return port
+  }
 }
 
 /**

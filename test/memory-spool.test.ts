@@ -113,5 +113,15 @@ describe('the memory driver spool', () => {
     expect(readCalls() - before).toBeLessThan(count / 5)
     expect(listed).toHaveLength(count - 1)
     expect(listed).not.toContain('m11')
+
+    // Newest first, the same few reads.
+    const newestFirst = readCalls()
+    const descending: string[] = []
+    for await (const email of store.emails('desc')) {
+      descending.push(email.id)
+      expect(email.text).toBe(`text of ${email.id}`)
+    }
+    expect(readCalls() - newestFirst).toBeLessThan(count / 5)
+    expect(descending).toEqual([...listed].reverse())
   })
 })

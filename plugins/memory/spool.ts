@@ -36,6 +36,8 @@ const SEGMENT_NAME = 'segment'
 interface Segment {
   /** Where it was made, for errors. */
   path: string
+  /** Its place among the segments begun, oldest first. */
+  serial: number
   fd: number
   /** Bytes written; where the next record goes. */
   size: number
@@ -65,6 +67,7 @@ export class SpoolRecordFreedError extends Error {
 export function createSpool() {
   let current: Segment | undefined
   const segments = new Set<Segment>()
+  let begun = 0
 
   const begin = (): Segment => {
     const dir = mkdtempSync(join(tmpdir(), 'svc-spool-'))
@@ -72,7 +75,7 @@ export function createSpool() {
     try {
       const fd = openSync(path, 'wx+', 0o600)
       unlinkSync(path)
-      const segment: Segment = { path, fd, size: 0, live: 0, reading: 0, closed: false }
+      const segment: Segment = { path, serial: begun++, fd, size: 0, live: 0, reading: 0, closed: false }
       segments.add(segment)
       return segment
     } finally {
@@ -137,6 +140,9 @@ export function createSpool() {
     return run.map((record) => (record.freed ? undefined : bytes.subarray(record.offset - start, record.offset - start + record.length)))
   }
 
+  /** Where records were written: by segment, then offset. */
+  const byPlace = (a: SpoolRecord, b: SpoolRecord) => a.segment.serial - b.segment.serial || a.offset - b.offset
+
   /** Records split into runs that readRun reads at once: in one segment, in order, with small gaps, of bounded size. */
   const runsOf = (records: SpoolRecord[]): SpoolRecord[][] => {
     const runs: SpoolRecord[][] = []
@@ -184,8 +190,12 @@ export function createSpool() {
      * in large sequential reads rather than one per message.
      */
     async readMany(records: SpoolRecord[]): Promise<(Buffer | undefined)[]> {
-      const read = await Promise.all(runsOf(records).map(readRun))
-      return read.flat()
+      // Runs are found in the order written, whatever order the caller lists them in (newest first too).
+      const order = records.map((_, i) => i).sort((a, b) => byPlace(records[a]!, records[b]!))
+      const read = (await Promise.all(runsOf(order.map((i) => records[i]!)).map(readRun))).flat()
+      const bytes = new Array<Buffer | undefined>(records.length)
+      order.forEach((i, place) => (bytes[i] = read[place]))
+      return bytes
     },
     /** A record's bytes (or those of `range`) a chunk at a time, read as the reader asks. */
     stream(record: SpoolRecord, range?: ByteRange): ByteStream {

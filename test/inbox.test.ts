@@ -61,6 +61,29 @@ it('serves its files with their content types, and nothing else', async () => {
     expect(again.status, path).toBe(304)
     expect(await again.text(), path).toBe('')
   }
+  // The pages name svc's files by their version, and a file asked for by its current version may be kept for good.
+  const document = await (await t.api('/')).text()
+  const named = [...document.matchAll(/(?:src|href)="((?:vendor\/)?[\w.-]+)\?v=([\w-]+)"/g)].map(([, name]) => name)
+  expect(named.sort()).toEqual(['app.js', 'favicon.svg', 'favicon.svg', 'style.css'])
+  expect((await (await t.api('/api-docs.html')).text()).match(/vendor\/swagger-ui-bundle\.js\?v=[\w-]+"/)).not.toBeNull()
+  for (const name of ['app.js', 'style.css', 'favicon.svg']) {
+    const version = new RegExp(`"${name.replace('.', '\\.')}\\?v=([\\w-]+)"`).exec(document)![1]
+    expect((await t.api(`/${name}?v=${version}`)).headers.get('cache-control'), name).toBe('private, max-age=31536000, immutable')
+    // Any other version (a page from before a rebuild) gets the file as it is now, to be asked again.
+    for (const other of [`/${name}`, `/${name}?v=0-0`]) expect((await t.api(other)).headers.get('cache-control'), other).toBe('private, no-cache')
+  }
+})
+
+it('loads its files once: a later load asks svc for the document and the list alone', async () => {
+  await openInbox()
+  await openInbox()
+  const asked = await page.evaluate(() =>
+    (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
+      .filter((entry) => entry.transferSize > 0)
+      .map((entry) => new URL(entry.name).pathname),
+  )
+  for (const file of ['/app.js', '/style.css', '/favicon.svg']) expect(asked).not.toContain(file)
+  expect(asked).toContain('/api/email/summary')
 })
 
 it('shows the empty state, then mail sent over SMTP appears without reloading', async () => {
@@ -188,7 +211,7 @@ it('asks for the first page of the list while its one script loads, once, and lo
   const scripts = await page.evaluate(() => {
     const { firstRowAt } = window as unknown as { firstRowAt: number }
     return (performance.getEntriesByType('resource') as PerformanceResourceTiming[])
-      .filter((entry) => entry.name.endsWith('.js'))
+      .filter((entry) => new URL(entry.name).pathname.endsWith('.js'))
       .map((entry) => ({ path: new URL(entry.name).pathname, afterFirstRow: entry.startTime >= firstRowAt }))
   })
   expect(scripts).toEqual([

@@ -2,7 +2,8 @@ import { existsSync, readdirSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { readFile, stat } from 'node:fs/promises'
 import { extname, join } from 'node:path'
-import { HTTPError, getRouterParam, handleCacheHeaders, type H3Event } from 'h3'
+import { createHash } from 'node:crypto'
+import { HTTPError, getQuery, getRouterParam, handleCacheHeaders, type H3Event } from 'h3'
 import { packageRoot } from 'svc-mail/kit/runtime'
 import { definePlugin } from 'svc-mail/kit'
 import { pageQuery } from './list-page.js'
@@ -73,19 +74,54 @@ export default definePlugin({
         .map((entry): [string, string] => [entry.name, join(dir, entry.name)])
     const assets = new Map([...filesOf(publicDir, (name) => extname(name) !== '.js'), ...filesOf(bundleDir, () => true)])
 
+    /** A file's version as it is now on disk (a rebuild shows at the next load): its size and modification time. */
+    const versionOf = async (file: string) => {
+      const { size, mtimeMs } = await stat(file)
+      return `${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}`
+    }
+
     /**
-     * A file as it is now on disk (a rebuild shows at the next load), with an
-     * ETag of its size and modification time: a browser that kept it asks
-     * again with it and gets a 304, keeping the copy it has already parsed
-     * and compiled.
+     * A page as served: every file of svc it names (`src="app.js"`,
+     * `href="vendor/swagger-ui.css"`) named with its version (`app.js?v=…`),
+     * which a browser keeps for good (see `serve`). A load of the page then
+     * asks svc for the document alone and reuses the copies of its files it
+     * has already parsed and compiled, where each would otherwise wait for a
+     * 304 first; a rebuilt file has a new version, so a new URL.
+     */
+    const renderPage = async (file: string) => {
+      const text = await readFile(file, 'utf8')
+      const named = /\b(src|href)="(vendor\/)?([\w.-]+)"/g
+      const versions = new Map<string, string>()
+      for (const [, , vendor, name] of text.matchAll(named)) {
+        const served = (vendor ? vendorFiles : assets).get(name!)
+        if (served && extname(name!) !== '.html') versions.set(`${vendor ?? ''}${name}`, await versionOf(served))
+      }
+      return text.replace(named, (whole, attribute: string, vendor: string | undefined, name: string) => {
+        const version = versions.get(`${vendor ?? ''}${name}`)
+        return version ? `${attribute}="${vendor ?? ''}${name}?v=${version}"` : whole
+      })
+    }
+
+    /**
+     * A file of svc with an ETag of its version: a browser that kept it asks
+     * again with it and gets a 304. Asked for by the version a page names it
+     * by (`?v=`), it may be kept without asking again: that URL's content never changes.
      */
     const serve = async (event: H3Event, name: string, files = assets, folder = '') => {
       const file = files.get(name)
       if (!file) throw new HTTPError({ status: 404, message: `Not found: /${folder}${name}` })
-      const { size, mtimeMs } = await stat(file)
       const policy = files === assets && policies.get(name)
       if (policy) event.res.headers.set('content-security-policy', policy)
-      if (handleCacheHeaders(event, { etag: `"${size.toString(36)}-${Math.floor(mtimeMs).toString(36)}"`, cacheControls: ['private', 'no-cache'] })) return null
+      if (extname(name) === '.html') {
+        const page = await renderPage(file)
+        const etag = `"${createHash('sha256').update(page).digest('base64url').slice(0, 27)}"`
+        if (handleCacheHeaders(event, { etag, cacheControls: ['private', 'no-cache'] })) return null
+        event.res.headers.set('content-type', contentTypes['.html']!)
+        return page
+      }
+      const version = await versionOf(file)
+      const kept = getQuery(event).v === version
+      if (handleCacheHeaders(event, { etag: `"${version}"`, cacheControls: kept ? ['private', 'max-age=31536000', 'immutable'] : ['private', 'no-cache'] })) return null
       event.res.headers.set('content-type', contentTypes[extname(name)]!)
       return readFile(file)
     }

@@ -1,3 +1,5 @@
+/// <reference lib="es2024.sharedmemory" />
+import { constants } from 'node:buffer'
 import { EventEmitter } from 'node:events'
 import { readFileSync } from 'node:fs'
 import type { AddressInfo, Socket } from 'node:net'
@@ -13,9 +15,8 @@ import { SmtpReplyError, type MailRoute, type RejectionReason, type SmtpSession,
 import { DEFAULT_INBOX, INBOX_NAME_RULE, inboxName } from './inbox.js'
 import { listenOn, listeningAddress } from './listen.js'
 import { createLoginThrottle, safeEqual, type LoginThrottle } from './login.js'
-import { timeSlice } from './slice.js'
 import { notAMessage } from './mail/parse.js'
-import { parseMail } from './mail/pool.js'
+import { expectLargeMessage, parseMail } from './mail/pool.js'
 import { noEmailWithId, type MailStore } from './contract/store.js'
 import type { Email, Envelope } from './contract/types.js'
 
@@ -319,7 +320,7 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
 
   /** Takes one message in; resolves its id once it is kept in every inbox it goes to, and what to run once the client has its `250`. */
   private async receive(stream: SMTPServerDataStream, session: SMTPServerSession): Promise<{ id: string; accepted: () => Promise<void> }> {
-    const data = await readData(stream)
+    const data = await readData(stream, this.config.maxMessageSize, expectLargeMessage)
     if (!data) throw new MessageRefusal('too-large', 552, `Message exceeds the maximum size of ${this.config.maxMessageSize} bytes`)
     try {
       await this.hooks.callHook('smtp:data', sessionOf(session), { raw: data })
@@ -371,45 +372,50 @@ export class SmtpIntake extends EventEmitter<SmtpIntakeEvents> {
  * be stopped; smaller ones in a buffer of their own.
  */
 const DATA_SHARED_MIN = 1024 * 1024
+
 /**
  * The message as one buffer of its own; undefined when it exceeded the size
- * limit, past which the rest is only drained, never held. The socket's
- * chunks are kept as they come (each is a buffer of its own, which the SMTP
- * reader made) and copied once, at the end: growing one buffer as they came
- * copied a 17 MB message three times over, in blocks of up to 11 MB.
+ * limit (`limit`, 0 for none), past which the rest is only drained, never
+ * held. A large message is copied into shared memory as its chunks come,
+ * memory that grows in place (reserved up to the limit, committed a
+ * megabyte at a time): no chunk is kept past its turn. Keeping them all to
+ * join at the end held a large message twice over until the join was done.
+ * `large` is called once a message is known to be large, before its end.
  */
-function readData(stream: SMTPServerDataStream): Promise<Buffer | undefined> {
+function readData(stream: SMTPServerDataStream, limit: number, large: () => void): Promise<Buffer | undefined> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = []
+    let chunks: Buffer[] = []
     let length = 0
+    let shared: SharedArrayBuffer | undefined
+    let tooLarge = false
+    const append = (memory: SharedArrayBuffer, chunk: Buffer) => {
+      const end = length + chunk.length
+      if (end > memory.maxByteLength) return void (tooLarge = true)
+      if (end > memory.byteLength) memory.grow(Math.min(memory.maxByteLength, Math.ceil(end / DATA_SHARED_MIN) * DATA_SHARED_MIN))
+      length += chunk.copy(new Uint8Array(memory, length, chunk.length))
+    }
     stream.on('data', (chunk: Buffer) => {
-      if (stream.sizeExceeded) return
+      if (stream.sizeExceeded || tooLarge) return
+      if (shared) return append(shared, chunk)
       chunks.push(chunk)
-      length += chunk.length
+      if ((length += chunk.length) < DATA_SHARED_MIN) return
+      large()
+      shared = new SharedArrayBuffer(0, { maxByteLength: limit || constants.MAX_LENGTH })
+      length = 0
+      for (const kept of chunks) append(shared, kept)
+      chunks = []
     })
     stream.once('error', reject)
     stream.once('end', () => {
-      if (stream.sizeExceeded) return resolve(undefined)
+      if (stream.sizeExceeded || tooLarge) return resolve(undefined)
+      if (shared) return resolve(Buffer.from(shared, 0, length))
       // Small messages outside the buffer pool: a kept message holds only its own bytes.
-      const target = length < DATA_SHARED_MIN ? Buffer.allocUnsafeSlow(length) : Buffer.from(new SharedArrayBuffer(length))
-      joinYielding(chunks, target).then(resolve, reject)
+      const target = Buffer.allocUnsafeSlow(length)
+      let offset = 0
+      for (const chunk of chunks) offset += chunk.copy(target, offset)
+      resolve(target)
     })
   })
-}
-
-/**
- * Copies `chunks` one after another into `target`, giving the event loop a
- * turn every few milliseconds: the copy touches fresh memory, which on a
- * busy machine takes a fraction of a second for every ten megabytes.
- */
-async function joinYielding(chunks: Buffer[], target: Buffer): Promise<Buffer> {
-  const slice = timeSlice()
-  let offset = 0
-  for (const chunk of chunks) {
-    offset += chunk.copy(target, offset)
-    if (slice.due()) await slice.pause()
-  }
-  return target
 }
 
 /**

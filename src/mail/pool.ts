@@ -118,14 +118,7 @@ function spawn(): PoolWorker {
     queue.shift()
     clearTimeout(entry.budget)
     if (queue.length > 0) startBudget(entry)
-    else {
-      worker.unref()
-      entry.idle = setTimeout(() => {
-        // Out of the pool first, so that no task is posted to a worker on its way out.
-        forget(entry)
-        void worker.terminate()
-      }, IDLE_WORKER_MS).unref()
-    }
+    else rest(entry)
     if (reply.error !== undefined) task.reject(new Error(reply.error))
     else task.settle(reply)
   })
@@ -139,6 +132,16 @@ function spawn(): PoolWorker {
   worker.on('error', fail)
   worker.on('exit', (code) => fail(new Error(`The parser worker stopped (exit code ${code})`)))
   return entry
+}
+
+/** The worker has nothing to do: it no longer keeps the process alive, and stops after a while unless given more. */
+function rest(entry: PoolWorker): void {
+  entry.worker.unref()
+  entry.idle = setTimeout(() => {
+    // Out of the pool first, so that no task is posted to a worker on its way out.
+    forget(entry)
+    void entry.worker.terminate()
+  }, IDLE_WORKER_MS).unref()
 }
 
 /** Times the worker's current task: over budget, the worker is stopped and its tasks go elsewhere. */
@@ -167,6 +170,18 @@ function pick(): PoolWorker {
   const fresh = spawn()
   workers.push(fresh)
   return fresh
+}
+
+/**
+ * A message too large for this thread is arriving: unless a worker is idle,
+ * one starts now, loading its modules while the rest of the message comes
+ * in rather than after it (a worker takes a few hundred milliseconds to start).
+ */
+export function expectLargeMessage(): void {
+  if (!workerFile || workers.length >= POOL_SIZE || workers.some((entry) => entry.queue.length === 0)) return
+  const fresh = spawn()
+  workers.push(fresh)
+  rest(fresh)
 }
 
 /**

@@ -38,6 +38,7 @@ export {
   type Listing,
   type PageQuery,
   type SearchListQuery,
+  type SerializedListing,
   type SortOrder,
   type StorageCapabilities,
   type StorageChange,

@@ -59,7 +59,12 @@ export function registerEmailListRoutes(define: DefineInboxRoute, services: Part
     query: summaryQuery,
     ok: { description: 'The page', schema: summaryPageSchema },
     errors: { 400: 'A parameter is not valid' },
-    handler: async (_event, { query: { unread, ...query } }, store) => await store.page({ ...query, unreadOnly: unread }),
+    // The page's JSON as the store makes it: each summary's text kept by the driver, not serialized again on every request.
+    handler: async (event, { query: { unread, ...query } }, store) => {
+      const page = await store.pageJson({ ...query, unreadOnly: unread })
+      event.res.headers.set('content-type', 'application/json;charset=UTF-8')
+      return page
+    },
   })
 
   define({

@@ -10,6 +10,7 @@ import {
   type ListQuery,
   type Listing,
   type SearchListQuery,
+  type SerializedListing,
   type SortOrder,
   type StorageDriver,
 } from 'svc-mail/kit'
@@ -37,6 +38,14 @@ interface Entry extends RestorableEntry {
   raw?: SpoolRecord
   /** The fields set after intake (`update`), over the packed or kept record. */
   changes?: EmailUpdate
+  /** The summary's text in a page (listSerialized), until the summary changes. */
+  json?: string
+}
+
+/** A page of entries, and how many match. */
+interface EntryPage {
+  entries: Entry[]
+  total: number
 }
 
 /** Shared by the many messages without Cc or attachments. */
@@ -196,6 +205,7 @@ function memoryInbox(spool: Spool) {
     entry.raw = undefined
     entry.kept = undefined
     entry.changes = undefined
+    entry.json = undefined
     entry.cc = NONE
     entry.filenames = NONE
   }
@@ -203,12 +213,13 @@ function memoryInbox(spool: Spool) {
   const setRead = (entry: Entry, read: boolean): boolean => {
     if (entry.summary.read === read) return false
     entry.summary.read = read
+    entry.json = undefined
     unread += read ? -1 : 1
     return true
   }
 
   /** Copies of a page's summaries: a page may be held (serialized later, sent to sockets) while the read state changes. */
-  const pageOf = (items: EmailSummary[]) => items.map((summary) => ({ ...summary }))
+  const pageOf = ({ entries, total }: EntryPage): Listing => ({ items: entries.map((entry) => ({ ...entry.summary })), total })
 
   /**
    * The page of entries that pass `test`, and how many do. A snapshot,
@@ -216,17 +227,31 @@ function memoryInbox(spool: Spool) {
    * (intake, health checks) rather than hold it; what is removed meanwhile
    * is skipped, what arrives is not in this page.
    */
-  async function matching({ skip, limit, sort }: Pick<ListQuery, 'skip' | 'limit' | 'sort'>, test: (entry: Entry) => boolean): Promise<Listing> {
-    const items: EmailSummary[] = []
+  async function matching({ skip, limit, sort }: Pick<ListQuery, 'skip' | 'limit' | 'sort'>, test: (entry: Entry) => boolean): Promise<EntryPage> {
+    const entries: Entry[] = []
     let total = 0
     const slice = timeSlice()
     for (const entry of [...walk(sort)]) {
       if (slice.due()) await slice.pause()
       if (entry.removed || !test(entry)) continue
-      if (total >= skip && items.length < limit) items.push(entry.summary)
+      if (total >= skip && entries.length < limit) entries.push(entry)
       total++
     }
-    return { items: pageOf(items), total }
+    return { entries, total }
+  }
+
+  /** The entries of a page without a search. */
+  async function listed({ skip, limit, sort, unreadOnly }: ListQuery): Promise<EntryPage> {
+    if (unreadOnly) return matching({ skip, limit, sort }, (entry) => !entry.summary.read)
+    // No filter: the page is a slice, and the total is known.
+    const entries: Entry[] = []
+    let index = 0
+    for (const entry of walk(sort)) {
+      if (index++ < skip) continue
+      if (entries.length >= limit) break
+      entries.push(entry)
+    }
+    return { entries, total: byId.size }
   }
 
   return {
@@ -327,22 +352,16 @@ function memoryInbox(spool: Spool) {
       }
       return true
     },
-    async list({ skip, limit, sort, unreadOnly }: ListQuery): Promise<Listing> {
-      if (unreadOnly) return matching({ skip, limit, sort }, (entry) => !entry.summary.read)
-      // No filter: the page is a slice, and the total is known.
-      const items: EmailSummary[] = []
-      let index = 0
-      for (const entry of walk(sort)) {
-        if (index++ < skip) continue
-        if (items.length >= limit) break
-        items.push(entry.summary)
-      }
-      return { items: pageOf(items), total: byId.size }
+    list: async (query: ListQuery): Promise<Listing> => pageOf(await listed(query)),
+    async listSerialized(query: ListQuery, serialize: (summary: EmailSummary) => string): Promise<SerializedListing> {
+      const { entries, total } = await listed(query)
+      // Texts are not changed by anyone: the kept ones are handed out as they are, no copies.
+      return { items: entries.map((entry) => (entry.json ??= serialize(entry.summary))), total }
     },
     async search({ search, unreadOnly, ...page }: SearchListQuery): Promise<Listing> {
       if (search.terms.some((term) => term.kind === 'text')) await kept.indexed()
       const matches = compileSearch<Entry>(search, { prefilter: trigramPrefilter })
-      return matching(page, (entry) => (!unreadOnly || !entry.summary.read) && matches(entry))
+      return pageOf(await matching(page, (entry) => (!unreadOnly || !entry.summary.read) && matches(entry)))
     },
     counts: async () => ({ total: byId.size, unread }),
     unread: () => unread,
@@ -412,6 +431,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     },
     capabilities: {
       search: (inbox, query) => reading(inbox).search(query),
+      listSerialized: (inbox, query, serialize) => reading(inbox).listSerialized(query, serialize),
       emails: (inbox, order) => reading(inbox).emails(order),
       rawStream: (inbox, id, range) => reading(inbox).rawStream(id, range),
       readAll: (inbox) => reading(inbox).readAll(),

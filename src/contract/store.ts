@@ -94,6 +94,8 @@ export interface MailStore {
   removeAll(): Promise<string[]>
   /** Its summaries within SUMMARY_LIMITS. */
   page(query?: PageQuery): Promise<SummaryPage>
+  /** The page as JSON text, as `page` gives it: each summary's text as the driver keeps it, when it does (StorageCapabilities.listSerialized). */
+  pageJson(query?: PageQuery): Promise<string>
   counts(): Promise<InboxCounts>
   oldest(count: number): Promise<string[]>
   /** Every email in full: by time of receipt when `order` is given, else in the order they were stored. */

@@ -145,6 +145,11 @@ export interface Listing {
   counts?: InboxCounts
 }
 
+/** A Listing whose summaries are given as their JSON text (`listSerialized`). */
+export interface SerializedListing extends Omit<Listing, 'items'> {
+  items: string[]
+}
+
 /**
  * What a driver may do beyond the core, each declared by being present.
  * The store falls back when one is absent (see each), so a driver starts
@@ -157,6 +162,15 @@ export interface StorageCapabilities {
    * with `compileSearch`, which is right but reads everything.
    */
   search?(inbox: string, query: SearchListQuery): Promise<Listing>
+  /**
+   * The page `list` answers, each summary as the text `serialize` makes of
+   * it, which the driver may keep beside the message and hand out again
+   * until the summary changes (its read state): a page of summaries then
+   * costs no serialization. `serialize` is the same function on every call
+   * for an inbox and never changes the summary it is given. Without it the
+   * store serializes the summaries `list` answers.
+   */
+  listSerialized?(inbox: string, query: ListQuery, serialize: (summary: EmailSummary) => string): Promise<SerializedListing>
   /**
    * Every message in full, read lazily, by time of receipt when `order` is
    * given, else in the order they were added. Without it the store lists the

@@ -1,5 +1,5 @@
 import type { SvcHookable } from '../contract/hooks.js'
-import type { Email } from '../contract/types.js'
+import type { Email, EmailSummary } from '../contract/types.js'
 import { boundSummary } from '../mail/format.js'
 import { readAttachment, streamAttachment } from '../mail/parse.js'
 import { DEFAULT_INBOX } from '../inbox.js'
@@ -7,6 +7,7 @@ import { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore 
 import {
   SUMMARY_LIMIT_DEFAULT,
   SUMMARY_LIMIT_MAX,
+  type InboxCounts,
   type InboxInfo,
   type ListQuery,
   type Listing,
@@ -50,6 +51,8 @@ function createInboxStore(
     return record
   }
   const get = async (id: string) => named(await driver.get(name, id))
+  /** A summary's text in a page, as page() gives it; a driver with listSerialized keeps it until the summary changes. */
+  const serializeSummary = (summary: EmailSummary) => JSON.stringify(boundSummary({ ...summary, inbox: name }))
   const capabilities = driver.capabilities ?? {}
   const store: MailStore = {
     driver,
@@ -173,15 +176,14 @@ function createInboxStore(
     async page(query = {}) {
       const listQuery = boundedQuery(query)
       const { items, total, counts = await driver.counts(name) } = await listing(listQuery)
-      return {
-        // The driver's summaries are the caller's own (StorageDriver): named in place, not copied again.
-        items: items.map((item) => boundSummary(named(item)!)),
-        total,
-        storeTotal: counts.total,
-        unread: counts.unread,
-        skip: listQuery.skip,
-        limit: listQuery.limit,
-      }
+      // The driver's summaries are the caller's own (StorageDriver): named in place, not copied again.
+      return { items: items.map((item) => boundSummary(named(item)!)), ...pageTotals(listQuery, total, counts) }
+    },
+    async pageJson(query = {}) {
+      const listQuery = boundedQuery(query)
+      if ('search' in listQuery || !capabilities.listSerialized) return JSON.stringify(await store.page(query))
+      const { items, total, counts = await driver.counts(name) } = await capabilities.listSerialized(name, listQuery, serializeSummary)
+      return `{"items":[${items.join(',')}],${JSON.stringify(pageTotals(listQuery, total, counts)).slice(1)}`
     },
     counts: () => driver.counts(name),
     async oldest(count) {
@@ -242,5 +244,8 @@ function boundedQuery({ skip, limit, search, sort = 'desc', unreadOnly = false }
   const parsed = typeof search === 'string' ? parseSearch(search) : search
   return parsed && parsed.terms.length > 0 ? { ...bounded, search: parsed } : bounded
 }
+
+/** A page's fields beside its items, in the order page() gives them. */
+const pageTotals = ({ skip, limit }: ListQuery, total: number, counts: InboxCounts) => ({ total, storeTotal: counts.total, unread: counts.unread, skip, limit })
 
 const REMOVE_BATCH = 1000

@@ -335,6 +335,30 @@ export function testStorageDriver(name: string, create: () => StorageDriver | Pr
         expect(await store.page({ skip: 50 })).toMatchObject({ total: 10, skip: 50 })
       })
 
+      it('gives the same page as JSON text, each copy named by its inbox, after every change of read state, removal and arrival', async () => {
+        const team = store.inbox('team')
+        await fill(6)
+        await team.add(incoming(email('e1', 1)))
+        const queries: PageQuery[] = [{}, { skip: 1, limit: 3 }, { sort: 'asc' }, { unreadOnly: true }, { unreadOnly: true, sort: 'asc', limit: 2 }, { search: 'e3' }]
+        const samePages = async () => {
+          for (const inbox of [store, team]) for (const query of queries) expect(await inbox.pageJson(query)).toBe(JSON.stringify(await inbox.page(query)))
+        }
+        await samePages()
+        await store.markRead('e2')
+        await samePages()
+        await store.markUnread('e2')
+        await samePages()
+        await team.markRead('e1')
+        await samePages()
+        expect(JSON.parse(await team.pageJson()).items).toMatchObject([{ id: 'e1', inbox: 'team', read: true }])
+        await store.markAllRead()
+        await samePages()
+        await store.remove('e4')
+        await add(email('late', 20))
+        await samePages()
+        expect(JSON.parse(await store.pageJson({ limit: 2 })).items).toMatchObject([{ id: 'late', read: false }, { id: 'e5', read: true }])
+      })
+
       it('clamps the limit to 200 and echoes the clamped value', async () => {
         await fill(250)
         const page = await store.page({ limit: 1000 })

@@ -293,4 +293,55 @@ describe('the postgres driver', () => {
     expect((await upgraded.get('kept', 'branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
     expect(await upgraded.inboxes()).toEqual([{ name: 'kept', total: 1, unread: 1, newest: branded.time }])
   })
+
+  /** The rows of svc_counts of one inbox, by shard. */
+  const countRows = async (sql: postgres.Sql, inbox: string) =>
+    sql<Array<{ shard: number; total: number; unread: number }>>`SELECT shard, total::int AS total, unread::int AS unread FROM svc_counts WHERE inbox = ${inbox} ORDER BY shard`
+
+  it("keeps an inbox's counts in one row, another only while that row is held, folded back by the next change", async () => {
+    const driver = await open()
+    const inbox = `counted-${inboxes++}`
+    const sql = postgres(url, { max: 1, onnotice: () => {} })
+    try {
+      await Promise.all(Array.from({ length: 12 }, (_, n) => add(driver, inbox, email(`c${n}`, n))))
+      await driver.setRead(inbox, 'c0', true)
+      expect(await countRows(sql, inbox)).toEqual([{ shard: 0, total: 12, unread: 11 }])
+      // Another transaction holds the row: a change goes to a shard of its own rather than wait for it.
+      await sql.begin(async (tx) => {
+        await tx`SELECT FROM svc_counts WHERE inbox = ${inbox} AND shard = 0 FOR UPDATE`
+        await add(driver, inbox, email('while-held', 20))
+        await driver.remove(inbox, 'c1')
+      })
+      expect(await driver.counts(inbox)).toEqual({ total: 12, unread: 11 })
+      expect((await countRows(sql, inbox)).length).toBeGreaterThan(1)
+      await driver.setRead(inbox, 'c2', true)
+      expect(await countRows(sql, inbox)).toEqual([{ shard: 0, total: 12, unread: 10 }])
+      expect(await driver.inboxes()).toContainEqual({ name: inbox, total: 12, unread: 10, newest: email('while-held', 20).time })
+    } finally {
+      await sql.end()
+    }
+  })
+
+  it('folds the counts a database kept over several shards into one row per inbox when it is upgraded, again unharmed', async () => {
+    const db = await freshDatabase()
+    const driver = await open({ url: db })
+    for (let n = 0; n < 5; n++) await add(driver, 'spread', email(`s${n}`, n))
+    await driver.setRead('spread', 's0', true)
+    await Promise.all(opened.splice(0).map((opened) => opened.dispose?.()))
+    const sql = postgres(db, { max: 1, onnotice: () => {} })
+    try {
+      // As the shards of 3.2's step 6 left them: one row per writing process.
+      await sql`UPDATE svc_counts SET total = 2, unread = 1 WHERE inbox = 'spread'`
+      await sql`INSERT INTO svc_counts (inbox, shard, total, unread, newest, removed) VALUES ('spread', 3, 2, 2, 0, NULL), ('spread', 11, 1, 1, NULL, 0)`
+      for (let run = 0; run < 2; run++) {
+        await sql`DELETE FROM svc_schema WHERE version > 6`
+        const upgraded = await open({ url: db })
+        expect(await countRows(sql, 'spread')).toEqual([{ shard: 0, total: 5, unread: 4 }])
+        expect(await upgraded.inboxes()).toEqual([{ name: 'spread', total: 5, unread: 4, newest: email('s4', 4).time }])
+        await Promise.all(opened.splice(0).map((opened) => opened.dispose?.()))
+      }
+    } finally {
+      await sql.end()
+    }
+  })
 })

@@ -159,6 +159,81 @@ const MIGRATIONS: string[] = [
   END
   $$;
   `,
+  // 7: an inbox's counts in one row where they can be: a change takes shard 0 when no other transaction holds
+  // it, never waiting for one, and then folds in the other shards no one holds; only a change that finds shard 0
+  // held takes its own. The list of inboxes and a page's counts then read one row per inbox, not up to 16. The
+  // shards kept so far fold into shard 0 here, writers held off meanwhile; it runs again unharmed. A statement's
+  // inboxes are counted in the order of their names: a change waits only for a row of the inbox it is at, never
+  // while holding one of that inbox, so no two statements wait for each other.
+  `
+  LOCK TABLE svc_counts IN SHARE ROW EXCLUSIVE MODE;
+  INSERT INTO svc_counts AS c (inbox, shard, total, unread, newest, removed)
+    SELECT inbox, 0, sum(total), sum(unread), max(newest), max(removed) FROM svc_counts WHERE shard <> 0 GROUP BY inbox
+    ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread,
+      newest = greatest(c.newest, EXCLUDED.newest), removed = greatest(c.removed, EXCLUDED.removed);
+  DELETE FROM svc_counts WHERE shard <> 0;
+
+  CREATE OR REPLACE FUNCTION svc_count_changes(changes_inbox text, total_change bigint, unread_change bigint, arrived bigint, left_at bigint) RETURNS void LANGUAGE plpgsql AS $$
+  BEGIN
+    PERFORM FROM svc_counts WHERE inbox = changes_inbox AND shard = 0 FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+      WITH folded AS (
+        DELETE FROM svc_counts WHERE inbox = changes_inbox AND shard IN (
+          SELECT shard FROM svc_counts WHERE inbox = changes_inbox AND shard <> 0 FOR UPDATE SKIP LOCKED)
+        RETURNING total, unread, newest, removed
+      )
+      UPDATE svc_counts c SET total = c.total + total_change + f.total, unread = c.unread + unread_change + f.unread,
+          newest = greatest(c.newest, arrived, f.newest), removed = greatest(c.removed, left_at, f.removed)
+        FROM (SELECT coalesce(sum(total), 0) AS total, coalesce(sum(unread), 0) AS unread, max(newest) AS newest, max(removed) AS removed FROM folded) f
+        WHERE c.inbox = changes_inbox AND c.shard = 0;
+      RETURN;
+    END IF;
+    INSERT INTO svc_counts AS c (inbox, shard, total, unread, newest, removed)
+      VALUES (changes_inbox,
+        CASE WHEN EXISTS (SELECT FROM svc_counts WHERE inbox = changes_inbox AND shard = 0) THEN 1 + pg_backend_pid() % 15 ELSE 0 END,
+        total_change, unread_change, arrived, left_at)
+      ON CONFLICT (inbox, shard) DO UPDATE SET total = c.total + EXCLUDED.total, unread = c.unread + EXCLUDED.unread,
+        newest = greatest(c.newest, EXCLUDED.newest), removed = greatest(c.removed, EXCLUDED.removed);
+  END
+  $$;
+
+  CREATE OR REPLACE FUNCTION svc_count_added() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    changed record;
+  BEGIN
+    FOR changed IN SELECT inbox, count(*) AS total, count(*) FILTER (WHERE NOT read) AS unread, max(received) AS newest
+        FROM added GROUP BY inbox ORDER BY inbox LOOP
+      PERFORM svc_count_changes(changed.inbox, changed.total, changed.unread, changed.newest, NULL);
+    END LOOP;
+    RETURN NULL;
+  END
+  $$;
+  CREATE OR REPLACE FUNCTION svc_count_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    changed record;
+  BEGIN
+    FOR changed IN SELECT inbox, count(*) AS total, count(*) FILTER (WHERE NOT read) AS unread, max(received) AS newest
+        FROM removed GROUP BY inbox ORDER BY inbox LOOP
+      PERFORM svc_count_changes(changed.inbox, -changed.total, -changed.unread, NULL, changed.newest);
+    END LOOP;
+    RETURN NULL;
+  END
+  $$;
+  CREATE OR REPLACE FUNCTION svc_count_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    changed record;
+  BEGIN
+    FOR changed IN SELECT after.inbox, count(*) FILTER (WHERE NOT after.read) - count(*) FILTER (WHERE NOT before.read) AS unread
+        FROM after JOIN before USING (inbox, id)
+        GROUP BY after.inbox
+        HAVING count(*) FILTER (WHERE after.read <> before.read) > 0
+        ORDER BY after.inbox LOOP
+      PERFORM svc_count_changes(changed.inbox, 0, changed.unread, NULL, NULL);
+    END LOOP;
+    RETURN NULL;
+  END
+  $$;
+  `,
 ]
 
 /** The schema version this svc writes and reads. */

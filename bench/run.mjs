@@ -74,7 +74,7 @@ const MEASURES = [
   { key: 'restoreHealthy', label: `Start-up with ${SIZE.restored} messages svc kept, to healthy`, unit: 'ms', better: 'lower' },
   // The target: a fifth of MailDev's time.
   { key: 'restoreListed', label: `Start-up with ${SIZE.restored} messages svc kept, to all listed`, unit: 'ms', target: 1860, better: 'lower', maildev: 9300 },
-  { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 500, better: 'lower' },
+  { key: 'largeTime', label: 'One 20 MiB attachment, MAIL FROM to 250', unit: 'ms', target: 282, better: 'lower', maildev: 282 },
   { key: 'largeRss', label: 'One 20 MiB attachment, RSS rise', unit: 'MiB', target: 60, better: 'lower' },
   { key: 'attachments', label: `${SIZE.attachments} attachments of one message, downloaded one by one`, unit: 'ms', better: 'lower', maildev: 540 },
   { key: 'attachmentsRestored', label: 'The same after a restart (restored from --mail-directory)', unit: 'ms', better: 'lower' },

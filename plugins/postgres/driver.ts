@@ -170,6 +170,11 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   let listings = 0
 
   const run = createRunner(server)
+  /**
+   * The newest times the last list of inboxes gave, as text: they seldom change from one list to the next,
+   * and formatting them anew was about a tenth of svc's work on a list of 1,000.
+   */
+  let newestTexts = new Map<number, string>()
   /** The columns of a full row (EmailRow). */
   let emailColumns!: Fragment
 
@@ -531,17 +536,26 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     counts,
     async inboxes() {
       // One pass over the counts table: an inbox's newest time is its shards' latest arrival, looked up in the
-      // index only when a removal reached that time (the message may be gone).
+      // index only when a removal reached that time (the message may be gone). Sums of int, not of bigint
+      // (numeric): an inbox's count fits, and they took PostgreSQL half the statement's time at 1,000 inboxes.
       const rows = await run(
         'list inboxes',
         () => sql<Array<{ name: string; total: number; unread: number; newest: number | null }>>`
-          SELECT c.inbox AS name, sum(c.total)::int AS total, sum(c.unread)::int AS unread,
+          SELECT c.inbox AS name, sum(c.total::int)::int AS total, sum(c.unread::int)::int AS unread,
             (CASE WHEN max(c.newest) IS NULL OR max(c.removed) >= max(c.newest)
               THEN (SELECT max(received) FROM svc_mail m WHERE m.inbox = c.inbox)
               ELSE max(c.newest) END)::float8 AS newest
-          FROM svc_counts c GROUP BY c.inbox HAVING sum(c.total) > 0`,
+          FROM svc_counts c GROUP BY c.inbox HAVING sum(c.total::int) > 0`,
       )
-      return rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : new Date(newest).toISOString() }))
+      const texts = new Map<number, string>()
+      const textOf = (time: number) => {
+        const text = newestTexts.get(time) ?? new Date(time).toISOString()
+        texts.set(time, text)
+        return text
+      }
+      const inboxes = rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : textOf(newest) }))
+      newestTexts = texts
+      return inboxes
     },
     capabilities: {
       search: (inbox, { search, ...query }) => listing(inbox, query, search),

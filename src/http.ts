@@ -115,10 +115,15 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
   const check = (req: IncomingMessage): GuardRejection | undefined => {
     const rawPath = stripBase(req.url ?? '/')?.split('?')[0]
     if (rawPath === undefined) return { status: 404, error: `Not found: ${req.url}` }
+    return checkPath(req, req.method ?? 'GET', rawPath)
+  }
+
+  /** The origin policy's and the guards' verdict on `method rawPath` (below the base pathname) asked with `req`'s headers. */
+  const checkPath = (req: IncomingMessage, method: string, rawPath: string): GuardRejection | undefined => {
     if (!isDecodable(rawPath)) return { status: 400, error: `The URL is not valid percent-encoding: ${req.url}` }
     let target: RouteTarget
     try {
-      target = targetOf(`${req.method ?? 'GET'} ${rawPath}`)
+      target = targetOf(`${method} ${rawPath}`)
     } catch {
       return { status: 400, error: `The URL is not valid: ${req.url}` }
     }
@@ -220,6 +225,16 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     },
     guard: (guard) => {
       guards.push(guard)
+    },
+    requestAs: async (event, path) => {
+      // The shell's servers are Node's HTTP/1.1 ones: their requests are IncomingMessages.
+      const req = event.runtime?.node?.req as IncomingMessage | undefined
+      if (!req || checkPath(req, 'GET', path.split('?')[0]!)) return undefined
+      const headers = new Headers()
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (value !== undefined && !name.startsWith(':')) headers.set(name, Array.isArray(value) ? value.join(', ') : value)
+      }
+      return app.request(path, { headers })
     },
     listen: async () => {
       guardServer()

@@ -2,6 +2,7 @@ import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseAuthorization } from '../plugins/auth/credentials.js'
 import type { SvcOptions } from '../src/index.js'
+import { definePlugin } from '../src/kit.js'
 import { expectJsonError, rawGet } from './support/api.js'
 import { startSvc, type TestSvc } from './support/svc.js'
 
@@ -29,6 +30,10 @@ async function expectUnauthorized(response: Response) {
   expect(response.headers.get('www-authenticate')).toBe('Basic realm="svc"')
 }
 
+/** The first page of summaries the inbox's document carries, or null when it carries none. */
+const firstPageOf = (page: string): { items: Array<{ subject: string }> } | null =>
+  JSON.parse(/<script id="first-page" type="application\/json">([^<]*)<\/script>/.exec(page)![1]! || 'null')
+
 /** Every kind of web route the guard must cover. */
 const GUARDED = ['/api/email/summary', '/api/email', '/api/config', '/', '/mcp', '/no-such-page']
 
@@ -53,6 +58,15 @@ describe('with --web-user and --web-pass', () => {
     for (const header of [basic('bob', PASS), basic(USER, 'wrong'), basic(USER, ''), basic(USER, `${PASS}x`), `Bearer ${PASS}`, 'Basic !!!', `Basic ${Buffer.from(USER).toString('base64')}`, 'Digest x', PASS]) {
       await expectUnauthorized(await get(svc(), '/api/email/summary', header))
     }
+  })
+
+  it('fills the first page of the inbox into its document for the right user alone', async () => {
+    await svc().send({ subject: 'Listed for Ada' })
+    const page = await (await get(svc(), '/', basic(USER, PASS))).text()
+    expect(firstPageOf(page)?.items.map((item) => item.subject)).toEqual(['Listed for Ada'])
+    const refused = await get(svc(), '/', basic(USER, 'wrong'))
+    expect(refused.status).toBe(401)
+    expect(await refused.text()).not.toContain('Listed for Ada')
   })
 
   it('lets the right user and password through, on the API, the inbox and Socket.IO', async () => {
@@ -116,6 +130,30 @@ describe('with both', () => {
     const { id } = await svc().send({ subject: 'Guarded inbox' })
     const email = await (await get(svc(), `/api/email/${id}`, `Bearer ${KEY}`)).json()
     expect(email.subject).toBe('Guarded inbox')
+  })
+})
+
+describe("a plugin's guard", () => {
+  // Lets the page through but not the API's listing: the page must not carry what the listing would refuse.
+  const listingGuard = definePlugin({
+    name: 'listing-guard',
+    setup({ http }) {
+      http.guard((req, path) => (path === '/api/email/summary' && req.headers['x-team'] !== 'in' ? { status: 403, error: 'Not for you' } : undefined))
+    },
+  })
+  const svc = withSvc({ plugins: [listingGuard] })
+
+  it('keeps what it refuses at /api/email/summary out of the inbox document', async () => {
+    await svc().send({ subject: 'Behind the guard' })
+    expect((await get(svc(), '/api/email/summary')).status).toBe(403)
+    const page = await get(svc(), '/')
+    expect(page.status).toBe(200)
+    const text = await page.text()
+    expect(firstPageOf(text)).toBeNull()
+    expect(text).not.toContain('Behind the guard')
+    // The same request with what the guard lets through gets the page with its first rows.
+    const admitted = await (await svc().api('/', { headers: { 'x-team': 'in' } })).text()
+    expect(firstPageOf(admitted)?.items.map((item) => item.subject)).toEqual(['Behind the guard'])
   })
 })
 

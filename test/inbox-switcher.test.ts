@@ -48,8 +48,18 @@ it('switches inboxes with live unread counts, and opens #/inbox/<inbox>/email/<i
     // Deep links, in a page of their own.
     const linked = await browser.newPage({ viewport: { width: 1280, height: 800 } })
     const linkedErrors = watchErrors(linked)
+    // The first rows it shows are that inbox's, not the default inbox's first page which the document carries.
+    await linked.addInitScript(() => {
+      new MutationObserver((_, observer) => {
+        const first = document.querySelector('.row[data-id]')
+        if (!first) return
+        Object.assign(window, { firstRows: [...document.querySelectorAll('.row[data-id] .row-subject')].map((subject) => subject.textContent) })
+        observer.disconnect()
+      }).observe(document, { childList: true, subtree: true })
+    })
     await linked.goto(`${t.baseUrl}/#/inbox/TEAM/email/${teamId}`)
     expect(await subjectShown(linked)).toBe('For team')
+    await expect.poll(() => linked.evaluate(() => (window as unknown as { firstRows?: string[] }).firstRows)).toEqual(['Team again', 'For team'])
     await expect.poll(() => linked.locator('#inbox').inputValue()).toBe('team')
     await linked.goto(`${t.baseUrl}/#/email/${defaultId}`)
     await expect.poll(() => linked.locator('#reader .message-subject').textContent(), { timeout: 10_000 }).toBe('For default')

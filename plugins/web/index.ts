@@ -42,12 +42,11 @@ const VIEWER_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 const policies = new Map([['api-docs.html', VIEWER_POLICY]])
 
-/**
- * The default inbox's first page of summaries, app.js's first request (the
- * same URL, see list-page.ts): the document's Link header asks the browser
- * for it beside the document's own files, before any script of the page could.
- */
-const firstPagePreload = (base: string) => `<${base}/api/email/summary?${pageQuery(0)}>; rel=preload; as=fetch; crossorigin=anonymous; fetchpriority=high`
+/** The default inbox's first page of summaries, which the inbox's document carries (see the `/` route). */
+const firstPagePath = `/api/email/summary?${pageQuery(0)}`
+
+/** Where index.html carries that page: a block of data, which no browser runs as script. */
+const FIRST_PAGE_BLOCK = '<script id="first-page" type="application/json"></script>'
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -107,13 +106,13 @@ export default definePlugin({
      * again with it and gets a 304. Asked for by the version a page names it
      * by (`?v=`), it may be kept without asking again: that URL's content never changes.
      */
-    const serve = async (event: H3Event, name: string, files = assets, folder = '') => {
+    const serve = async (event: H3Event, name: string, files = assets, folder = '', fill = (page: string) => page) => {
       const file = files.get(name)
       if (!file) throw new HTTPError({ status: 404, message: `Not found: /${folder}${name}` })
       const policy = files === assets && policies.get(name)
       if (policy) event.res.headers.set('content-security-policy', policy)
       if (extname(name) === '.html') {
-        const page = await renderPage(file)
+        const page = fill(await renderPage(file))
         const etag = `"${createHash('sha256').update(page).digest('base64url').slice(0, 27)}"`
         if (handleCacheHeaders(event, { etag, cacheControls: ['private', 'no-cache'] })) return null
         event.res.headers.set('content-type', contentTypes['.html']!)
@@ -126,10 +125,18 @@ export default definePlugin({
       return readFile(file)
     }
 
-    const preload = firstPagePreload(http.basePathname)
-    http.app.get('/', (event) => {
-      event.res.headers.set('link', preload)
-      return serve(event, 'index.html')
+    /**
+     * The inbox's document carries the default inbox's first page of
+     * summaries, so its first rows wait for no request after it: the answer
+     * of that page's API route to this very request (its credentials, its
+     * origin), or nothing where the origin policy or a guard would refuse
+     * it there. `<` is escaped in the JSON (`\u003c`): no subject closes
+     * the block (`</script>`) or opens a comment (`<!--`).
+     */
+    http.app.get('/', async (event) => {
+      const answer = await http.requestAs(event, firstPagePath)
+      const firstPage = answer?.ok ? (await answer.text()).replaceAll('<', '\\u003c') : ''
+      return serve(event, 'index.html', assets, '', (page) => page.replace(FIRST_PAGE_BLOCK, () => FIRST_PAGE_BLOCK.replace('><', `>${firstPage}<`)))
     })
     http.app.get('/:asset', (event) => serve(event, getRouterParam(event, 'asset') ?? ''))
     http.app.get('/vendor/:asset', (event) => serve(event, getRouterParam(event, 'asset') ?? '', vendorFiles, 'vendor/'))

@@ -1,6 +1,6 @@
-// The inbox list's pages, spelled once for the server, which preloads the
-// first one with the document, and for the page, which asks for them: the
-// page's first request is then the very URL preloaded.
+// The inbox list's pages, spelled once for the server, which carries the
+// first one in the document, and for the page, which asks for the others:
+// the page it finds there is the very one it would ask for first.
 
 /** Summaries per page of the list: about three screens of rows on a tall window, and a small first answer. */
 export const PAGE_SIZE = 50

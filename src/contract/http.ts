@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import type { H3 } from 'h3'
+import type { H3, H3Event } from 'h3'
 
 /** Why a guard turned a request away. */
 export interface GuardRejection {
@@ -50,6 +50,15 @@ export interface HttpShell {
    * attached itself to `server` (Socket.IO) alike.
    */
   guard(guard: RequestGuard): void
+  /**
+   * `GET path` (a route of `app`, without the base pathname, with its query)
+   * answered as if the request of `event` had asked for it: the origin policy
+   * and every guard judge that path with its headers first, and the route sees them. A
+   * page that carries another route's answer (the inbox its first page of
+   * summaries) so shows no one what they could not read at that route.
+   * Undefined when the policy or a guard turns it away.
+   */
+  requestAs(event: H3Event, path: string): Promise<Response | undefined>
   listen(): Promise<number>
   close(): Promise<void>
 }

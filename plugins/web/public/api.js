@@ -36,9 +36,20 @@ async function call(method, url, body) {
   return data
 }
 
+/**
+ * The default inbox's first page of summaries as the document brought it (svc
+ * fills it in where the API would answer this page's user), for the list's
+ * first ask alone: any later one, and a first ask for something else (a deep
+ * link's inbox), goes to svc.
+ */
+let documentPage = JSON.parse(document.getElementById('first-page')?.textContent || 'null')
+
 export const api = {
   /** One page of summaries: `{ items, total, storeTotal, unread, skip, limit }`. */
   summary({ skip, limit, search, unreadOnly }) {
+    const carried = documentPage
+    documentPage = null
+    if (carried && inbox === 'default' && skip === carried.skip && limit === carried.limit && !search && !unreadOnly) return Promise.resolve(carried)
     const query = pageQuery(skip, limit)
     if (search) query.set('search', search)
     if (unreadOnly) query.set('unread', 'true')

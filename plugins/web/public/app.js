@@ -496,8 +496,8 @@ async function goLive() {
   socket.on('connect', () => {
     live.textContent = 'Live'
     live.className = 'live on'
-    // Events may have been missed while disconnected, or before the first connection: the first page (preloaded by the page's Link header)
-    // was asked for before it, and a deep link's message was read before it, often while that page was still on its way.
+    // Events may have been missed while disconnected, or before the first connection: the first page (carried by the document)
+    // was read before it, and a deep link's message was read before it, often while that page was still on its way.
     scheduleReload()
     switcher.refresh()
   })
@@ -524,7 +524,7 @@ async function goLive() {
 
 // ---- start ----
 
-// The list first: its first page (preloaded by the page's Link header) before anything else is asked for, then the live
+// The list first: its first page (carried by the document) before anything else is asked for, then the live
 // connection, whose first connect reloads the list for whatever came meanwhile.
 scheduleReload({ wait: 0 })
   .finally(goLive)

@@ -77,6 +77,31 @@ describe('message size limit', () => {
     })
   })
 
+  describe('a limit that is no whole number of megabytes', () => {
+    // A large message is collected in shared memory reserved up to the limit and committed a megabyte at a time.
+    const limit = 2.5 * 1024 * 1024 + 3
+    const t = withSvc({ maxMessageSize: limit })
+
+    /** Numbered lines, so that bytes out of place or lost would show, of exactly `bytes` bytes. */
+    const numbered = (bytes: number) => {
+      const head = 'From: raw@example.com\r\nTo: rcpt@example.com\r\nSubject: numbered\r\n\r\n'
+      const lines: string[] = []
+      let length = head.length
+      for (let n = 0; length < bytes - 100; n++) length += lines[lines.push(`line ${n} ${'abcdefghij'.repeat(n % 7)}\r\n`) - 1]!.length
+      return `${head}${lines.join('')}${'y'.repeat(bytes - length - 2)}\r\n`
+    }
+
+    it('keeps a message of exactly the limit byte for byte, and refuses one byte more with 552', async () => {
+      const message = numbered(limit)
+      const reply = await sendRaw(t().smtpPort, { data: message })
+      expect(reply.code).toBe(250)
+      const id = /queued as (\S+)/.exec(reply.lines.join(' '))![1]
+      const source = await t().api(`/api/email/${id}/source`)
+      expect(Buffer.from(await source.arrayBuffer()).equals(Buffer.from(message))).toBe(true)
+      expect((await sendRaw(t().smtpPort, { data: numbered(limit + 1) })).code).toBe(552)
+    })
+  })
+
   describe('maxMessageSize: 0', () => {
     const t = withSvc({ maxMessageSize: 0 })
 

@@ -240,10 +240,11 @@ function memoryInbox(spool: Spool) {
     return { entries, total }
   }
 
-  /** The entries of a page without a search. */
-  async function listed({ skip, limit, sort, unreadOnly }: ListQuery): Promise<EntryPage> {
-    if (unreadOnly) return matching({ skip, limit, sort }, (entry) => !entry.summary.read)
-    // No filter: the page is a slice, and the total is known.
+  /**
+   * The entries of a page without a search or filter: a slice, whose total is known. Done before it
+   * returns, so a page of the whole store costs its callers no turn of the event loop.
+   */
+  function sliced({ skip, limit, sort }: ListQuery): EntryPage {
     const entries: Entry[] = []
     let index = 0
     for (const entry of walk(sort)) {
@@ -253,6 +254,9 @@ function memoryInbox(spool: Spool) {
     }
     return { entries, total: byId.size }
   }
+
+  /** The entries of a page of the unread. */
+  const unreadPage = (query: ListQuery) => matching(query, (entry) => !entry.summary.read)
 
   return {
     get size() {
@@ -352,9 +356,9 @@ function memoryInbox(spool: Spool) {
       }
       return true
     },
-    list: async (query: ListQuery): Promise<Listing> => pageOf(await listed(query)),
+    list: async (query: ListQuery): Promise<Listing> => pageOf(query.unreadOnly ? await unreadPage(query) : sliced(query)),
     async listSerialized(query: ListQuery, serialize: (summary: EmailSummary) => string): Promise<SerializedListing> {
-      const { entries, total } = await listed(query)
+      const { entries, total } = query.unreadOnly ? await unreadPage(query) : sliced(query)
       // Texts are not changed by anyone: the kept ones are handed out as they are, no copies.
       return { items: entries.map((entry) => (entry.json ??= serialize(entry.summary))), total }
     },

@@ -229,7 +229,10 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
     requestAs: async (event, path) => {
       // The shell's servers are Node's HTTP/1.1 ones: their requests are IncomingMessages.
       const req = event.runtime?.node?.req as IncomingMessage | undefined
-      if (!req || checkPath(req, 'GET', path.split('?')[0]!)) return undefined
+      if (!req) return undefined
+      // The request as if it had asked for `path`: a guard that reads `req.url` or `req.method` judges that path too.
+      const asked = Object.create(req, { url: { value: path }, method: { value: 'GET' } }) as IncomingMessage
+      if (checkPath(asked, 'GET', path.split('?')[0]!)) return undefined
       const headers = new Headers()
       for (const [name, value] of Object.entries(req.headers)) {
         if (value !== undefined && !name.startsWith(':')) headers.set(name, Array.isArray(value) ? value.join(', ') : value)

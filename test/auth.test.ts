@@ -139,6 +139,8 @@ describe("a plugin's guard", () => {
     name: 'listing-guard',
     setup({ http }) {
       http.guard((req, path) => (path === '/api/email/summary' && req.headers['x-team'] !== 'in' ? { status: 403, error: 'Not for you' } : undefined))
+      // One that reads the request's URL, not its path argument, must judge the listing there too.
+      http.guard((req) => (req.url?.startsWith('/api/email/summary') && req.headers['x-unit'] !== 'in' ? { status: 403, error: 'Not for this unit' } : undefined))
     },
   })
   const svc = withSvc({ plugins: [listingGuard] })
@@ -151,8 +153,12 @@ describe("a plugin's guard", () => {
     const text = await page.text()
     expect(firstPageOf(text)).toBeNull()
     expect(text).not.toContain('Behind the guard')
-    // The same request with what the guard lets through gets the page with its first rows.
-    const admitted = await (await svc().api('/', { headers: { 'x-team': 'in' } })).text()
+    // What the first guard lets through, the second still refuses.
+    const halfway = { 'x-team': 'in' }
+    expect((await svc().api('/api/email/summary', { headers: halfway })).status).toBe(403)
+    expect(firstPageOf(await (await svc().api('/', { headers: halfway })).text())).toBeNull()
+    // The same request with what both guards let through gets the page with its first rows.
+    const admitted = await (await svc().api('/', { headers: { ...halfway, 'x-unit': 'in' } })).text()
     expect(firstPageOf(admitted)?.items.map((item) => item.subject)).toEqual(['Behind the guard'])
   })
 })

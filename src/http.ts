@@ -233,11 +233,7 @@ export function createHttpShell(config: SvcConfig, logger: ConsolaInstance, sess
       // The request as if it had asked for `path`: a guard that reads `req.url` or `req.method` judges that path too.
       const asked = Object.create(req, { url: { value: path }, method: { value: 'GET' } }) as IncomingMessage
       if (checkPath(asked, 'GET', path.split('?')[0]!)) return undefined
-      const headers = new Headers()
-      for (const [name, value] of Object.entries(req.headers)) {
-        if (value !== undefined && !name.startsWith(':')) headers.set(name, Array.isArray(value) ? value.join(', ') : value)
-      }
-      return app.request(path, { headers })
+      return app.request(path, { headers: event.req.headers })
     },
     listen: async () => {
       guardServer()

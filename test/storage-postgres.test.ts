@@ -265,7 +265,7 @@ describe('the postgres driver', () => {
     try {
       const body = { ...branded, attachments: [logo, notes].map(({ inline: _, ...part }) => part) }
       await sql`UPDATE svc_mail SET attachment_count = 2, summary = ${sql.json({ ...(await sql`SELECT summary FROM svc_mail`)[0]!.summary, attachmentCount: 2 })}::json, body = ${sql.json(body as never)}::json`
-      await sql`ALTER TABLE svc_mail DROP COLUMN fields, DROP COLUMN inline_count`
+      await sql`ALTER TABLE svc_mail DROP COLUMN fields, DROP COLUMN inline_count, DROP COLUMN listed_head, DROP COLUMN listed_tail`
       await sql`ALTER TABLE svc_counts DROP COLUMN newest, DROP COLUMN removed`
       // The counts of 3.1: no newest time, the triggers calling the function of three arguments.
       await sql.unsafe(`
@@ -292,6 +292,46 @@ describe('the postgres driver', () => {
     expect((await page(upgraded, 'kept', { search: '-has:inline' })).total).toBe(0)
     expect((await upgraded.get('kept', 'branded'))!.attachments.map((part) => part.inline)).toEqual([true, false])
     expect(await upgraded.inboxes()).toEqual([{ name: 'kept', total: 1, unread: 1, newest: branded.time }])
+    const store = createMailStore(upgraded, createSvcHooks()).inbox('kept')
+    expect(await store.pageJson()).toBe(JSON.stringify(await store.page()))
+  })
+
+  it("keeps each summary's text as pages send it for mail kept before, where no bound can cut it, the rest serialized by svc, again unharmed", async () => {
+    const db = await freshDatabase()
+    const driver = await open({ url: db })
+    expect(driver.capabilities!.listSerialized).toBeDefined()
+    const recipients = Array.from({ length: 150 }, (_, n) => ({ address: `r${n}@example.com`, name: `R ${n}` }))
+    const mails = [
+      email('plain', 0),
+      email('quoted', 1, { subject: 'a ,"read":false, \\"q\\" \u00fc \u{1F600} \u2028', read: true, text: 'line\u0001\n\t</script>' }),
+      email('nul', 3, { text: 'line\u0000' }),
+      email('bounded', 2, { subject: 'x'.repeat(1001), to: recipients }),
+    ]
+    for (const mail of mails) await add(driver, 'kept', mail)
+    await Promise.all(opened.splice(0).map((opened) => opened.dispose?.()))
+    const sql = postgres(db, { max: 1, onnotice: () => {} })
+    try {
+      // As step 7 left them: no kept texts.
+      await sql`ALTER TABLE svc_mail DROP COLUMN listed_head, DROP COLUMN listed_tail`
+      for (let run = 0; run < 2; run++) {
+        await sql`DELETE FROM svc_schema WHERE version > 7`
+        const store = createMailStore(await open({ url: db }), createSvcHooks()).inbox('kept')
+        const kept = await sql`SELECT id, listed_head IS NOT NULL AND listed_tail IS NOT NULL AS listed FROM svc_mail ORDER BY id`
+        expect(kept).toEqual([
+          { id: 'bounded', listed: false },
+          { id: 'nul', listed: false },
+          { id: 'plain', listed: true },
+          { id: 'quoted', listed: true },
+        ])
+        expect(await store.pageJson()).toBe(JSON.stringify(await store.page()))
+        await store.markRead('plain')
+        await store.markUnread('quoted')
+        expect(await store.pageJson()).toBe(JSON.stringify(await store.page()))
+        await Promise.all(opened.splice(0).map((opened) => opened.dispose?.()))
+      }
+    } finally {
+      await sql.end()
+    }
   })
 
   /** The rows of svc_counts of one inbox, by shard. */

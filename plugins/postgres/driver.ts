@@ -17,7 +17,7 @@ import {
   type StorageChange,
   type StorageDriver,
 } from 'svc-mail/kit'
-import { inlineCount, toEmail, toSearchText, toSummary } from 'svc-mail/kit/mail'
+import { inlineCount, summaryText, toEmail, toSearchText, toSummary } from 'svc-mail/kit/mail'
 import { SearchBoundsError } from 'svc-mail/kit/search'
 import { coalesced } from 'svc-mail/kit/runtime'
 import { createRunner, describeServer } from './connection.js'
@@ -35,6 +35,8 @@ interface NewRow {
   inlineCount: number
   /** JSON text (jsonText). */
   summary: string
+  /** The summary's text as pages send it, split around its read state (listedParts). */
+  listed: [head: string, tail: string]
   body: string
   raw: Buffer
   search: string
@@ -109,6 +111,15 @@ function noticesOf(notice: Notice): string[] {
 }
 
 type StoredSummary = Omit<EmailSummary, 'read'>
+
+/** The key of the read state in a summary's text; its first `,"` is the key's own, as no JSON string holds an unescaped quote. */
+const READ_KEY = ',"read":'
+
+/** A summary's text (summaryText) as the parts before and after its read state, which the row's read state joins. */
+function listedParts(text: string, read: boolean): [head: string, tail: string] {
+  const at = text.indexOf(READ_KEY) + READ_KEY.length
+  return [text.slice(0, at), text.slice(at + String(read).length)]
+}
 
 interface SummaryRow {
   summary: StoredSummary
@@ -318,31 +329,44 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   }
 
   /**
+   * The rows of a page without a search, each of the `columns` (of svc_mail
+   * as `m`, its read state among them), and the inbox's counts: one
+   * statement, the page joined to the counts table (which also gives the
+   * total of an unread-only page).
+   */
+  const pageWithCounts = async <Row extends { read: boolean }>(inbox: string, { skip, limit, sort, unreadOnly }: ListQuery, columns: Fragment) => {
+    const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
+    const rows = await run(
+      'list emails',
+      () => sql<Array<Row & { total: number; unread: number }>>`
+        SELECT c.total, c.unread, ${columns}
+        FROM (SELECT coalesce(sum(total), 0)::int AS total, coalesce(sum(unread), 0)::int AS unread FROM svc_counts WHERE inbox = ${inbox}) c
+        LEFT JOIN LATERAL (
+          SELECT * FROM svc_mail WHERE inbox = ${inbox} ${unreadOnly ? sql`AND NOT read` : sql``} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}
+        ) m ON true
+        ORDER BY ${sort === 'asc' ? sql`m.received, m.seq` : sql`m.received DESC, m.seq DESC`}`,
+    )
+    const { total, unread } = rows[0]!
+    // An empty page is the counts' row alone, its page columns null.
+    return { rows: rows.filter((row) => row.read !== null), total: unreadOnly ? unread : total, counts: { total, unread } }
+  }
+
+  /**
    * A page of summaries, how many match, and the inbox's counts. Without a
    * search that is one query, the page joined to the counts table (which
    * also gives the total of an unread-only page); a search runs on the search
    * connections, its page and total beside the counts.
    */
-  const listing = async (inbox: string, { skip, limit, sort, unreadOnly }: ListQuery, search?: SearchQuery): Promise<Listing> => {
+  const listing = async (inbox: string, query: ListQuery, search?: SearchQuery): Promise<Listing> => {
+    if (!search) {
+      const { rows, ...totals } = await pageWithCounts<SummaryRow>(inbox, query, sql`m.summary, m.read`)
+      return { items: rows.map((row) => summaryOf(inbox, row)), ...totals }
+    }
+    const { skip, limit, sort, unreadOnly } = query
     const { conditions, byText } = searchConditions(sql, search)
     const order = sort === 'asc' ? sql`received, seq` : sql`received DESC, seq DESC`
     if (unreadOnly) conditions.push(sql`AND NOT read`)
     const where = joined(sql, conditions)
-    if (!search) {
-      const rows = await run(
-        'list emails',
-        () => sql<Array<Partial<SummaryRow> & { total: number; unread: number }>>`
-          SELECT c.total, c.unread, p.summary, p.read
-          FROM (SELECT coalesce(sum(total), 0)::int AS total, coalesce(sum(unread), 0)::int AS unread FROM svc_counts WHERE inbox = ${inbox}) c
-          LEFT JOIN LATERAL (
-            SELECT summary, read, received, seq FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}
-          ) p ON true
-          ORDER BY ${sort === 'asc' ? sql`p.received, p.seq` : sql`p.received DESC, p.seq DESC`}`,
-      )
-      const { total, unread } = rows[0]!
-      const items = rows.filter((row): row is SummaryRow & typeof row => row.summary !== null).map((row) => summaryOf(inbox, row))
-      return { items, total: unreadOnly ? unread : total, counts: { total, unread } }
-    }
     const page = (db: Sql) =>
       limit === 0 ? [] : db<SummaryRow[]>`SELECT summary, read FROM svc_mail WHERE inbox = ${inbox} ${where} ORDER BY ${order} OFFSET ${skip} LIMIT ${limit}`
     const matching = async (db: Sql) => (await db<[{ total: number }]>`SELECT count(*)::int AS total FROM svc_mail WHERE inbox = ${inbox} ${where}`)[0].total
@@ -409,13 +433,13 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
   /** One INSERT of the rows, announced to the other instances once it commits: one notice per inbox (as few as fit). */
   const insertRows = (rows: NewRow[]) => sql`
     WITH added AS (
-      INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, body, raw, search,
+      INSERT INTO svc_mail (inbox, id, received, read, size, attachment_count, inline_count, summary, listed_head, listed_tail, body, raw, search,
         from_text, to_text, cc_text, subject_text, filename_text)
       VALUES ${rows.map(rowValues).reduce((all, values) => sql`${all}, ${values}`)}
     )
     ${announced('added', rows)}`
   const rowValues = (row: NewRow) => sql`(${row.inbox}, ${row.id}, ${row.received}, ${row.read}, ${row.size}, ${row.attachmentCount}, ${row.inlineCount},
-    ${row.summary}::text::json, ${row.body}::text::json, ${row.raw}, ${row.search},
+    ${row.summary}::text::json, ${row.listed[0]}, ${row.listed[1]}, ${row.body}::text::json, ${row.raw}, ${row.search},
     ${row.columns.from_text}, ${row.columns.to_text}, ${row.columns.cc_text}, ${row.columns.subject_text}, ${row.columns.filename_text})`
 
   /** Stores the rows in one statement, its own transaction: all of them or none. */
@@ -489,6 +513,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
         attachmentCount: summary.attachmentCount,
         inlineCount: inlineCount(email),
         summary: jsonText(summary),
+        listed: listedParts(summaryText(summaryOf(inbox, { summary, read })), read),
         body: jsonText(body),
         raw,
         search: nulFree(toSearchText(email)),
@@ -559,6 +584,15 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     },
     capabilities: {
       search: (inbox, { search, ...query }) => listing(inbox, query, search),
+      // Each summary's text as the row keeps it (listedParts); a row kept before without one (migration 8) is serialized here.
+      async listSerialized(inbox, query, serialize) {
+        const { rows, ...totals } = await pageWithCounts<{ listed: string | null; summary: StoredSummary | null; read: boolean }>(
+          inbox,
+          query,
+          sql`m.listed_head || m.read || m.listed_tail AS listed, CASE WHEN m.listed_head IS NULL OR m.listed_tail IS NULL THEN m.summary END AS summary, m.read`,
+        )
+        return { items: rows.map(({ listed, summary, read }) => listed ?? serialize(summaryOf(inbox, { summary: summary!, read }))), ...totals }
+      },
       rawStream,
       async *emails(inbox, order) {
         listings++

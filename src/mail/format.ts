@@ -84,6 +84,11 @@ export function boundSummary(summary: EmailSummary): EmailSummary {
   return bounded
 }
 
+/** The summary's JSON text as listings send it (boundSummary): a driver that keeps the text of its pages (listSerialized) keeps this one. */
+export function summaryText(summary: EmailSummary): string {
+  return JSON.stringify(boundSummary(summary))
+}
+
 /**
  * The full record from its summary and the rest, fields in the order
  * parseEmail gives them. Parts of a record kept by 3.1 have no `inline`:

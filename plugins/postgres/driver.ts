@@ -165,9 +165,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     onnotice: () => {},
     connect_timeout: 5,
     idle_timeout: 60,
-    // A search's LIKE pattern decides between the trigram index and a walk by time: plan each query
-    // with its values, never the generic plan a prepared statement falls back to.
-    connection: { application_name: 'svc', plan_cache_mode: 'force_custom_plan' },
+    connection: { application_name: 'svc' },
   }
   // The clients, made by init(): the client library loads then, so an svc on other storage never loads it.
   let sql!: Sql
@@ -486,11 +484,14 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
       // Enough for every SMTP connection of a busy intake and the API beside it.
       sql = postgres(url, { ...options, max: 20 })
       // Searches (listings and waits with a search) on connections of their own, each statement cut off
-      // after SEARCH_TIMEOUT_MS: however many run at once, they never take a connection from intake.
+      // after SEARCH_TIMEOUT_MS: however many run at once, they never take a connection from intake. A
+      // search's LIKE pattern decides between the trigram index and a walk by time: each is planned with
+      // its values, never with the generic plan a prepared statement falls back to. The other statements
+      // keep that generic plan once PostgreSQL finds it as good: planning a page took longer than running it.
       searchSql = postgres(url, {
         ...options,
         max: SEARCH_CONNECTIONS,
-        connection: { ...options.connection, statement_timeout: SEARCH_TIMEOUT_MS },
+        connection: { ...options.connection, statement_timeout: SEARCH_TIMEOUT_MS, plan_cache_mode: 'force_custom_plan' },
       })
       emailColumns = sql`summary, read, body, fields`
       await run('connect', () => migrate(sql), { once: true })

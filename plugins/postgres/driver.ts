@@ -180,10 +180,10 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
 
   const run = createRunner(server)
   /**
-   * The newest times the last list of inboxes gave, as text: they seldom change from one list to the next,
-   * and formatting them anew was about a tenth of svc's work on a list of 1,000.
+   * The newest times lists of inboxes gave, as text: they seldom change from one list to the next, and
+   * formatting them anew was about a tenth of svc's work on a list of 1,000.
    */
-  let newestTexts = new Map<number, string>()
+  const newestTexts = new Map<number, string>()
   /** The columns of a full row (EmailRow). */
   let emailColumns!: Fragment
 
@@ -573,15 +573,14 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
               ELSE max(c.newest) END)::float8 AS newest
           FROM svc_counts c GROUP BY c.inbox HAVING sum(c.total::int) > 0`,
       )
-      const texts = new Map<number, string>()
+      // Kept from one list to the next, made anew only once it holds twice as many times as inboxes.
+      if (newestTexts.size > 2 * rows.length) newestTexts.clear()
       const textOf = (time: number) => {
-        const text = newestTexts.get(time) ?? new Date(time).toISOString()
-        texts.set(time, text)
+        let text = newestTexts.get(time)
+        if (text === undefined) newestTexts.set(time, (text = new Date(time).toISOString()))
         return text
       }
-      const inboxes = rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : textOf(newest) }))
-      newestTexts = texts
-      return inboxes
+      return rows.map(({ name, total, unread, newest }) => ({ name, total, unread, newest: newest === null ? null : textOf(newest) }))
     },
     capabilities: {
       search: (inbox, { search, ...query }) => listing(inbox, query, search),

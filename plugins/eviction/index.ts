@@ -44,15 +44,21 @@ export default definePlugin({
     const cap = config.maxEmails
     // One trim of an inbox at a time in this process, and with a shared storage one in all of them (an
     // advisory lock across instances), so no two race for the same oldest messages. Arrivals during a trim
-    // share the one queued after it, which starts after their commits and so counts them.
-    const trims = new Map<string, () => Promise<number>>()
-    const serialTrim = (inbox: string) => {
-      let run = trims.get(inbox)
-      if (!run) {
+    // share the one queued after it, which starts after their commits and so counts them. An inbox's
+    // entry goes once no caller waits on it (none runs nor is queued then), so inboxes come and go freely.
+    const trims = new Map<string, { run: () => Promise<number>; waiting: number }>()
+    const serialTrim = async (inbox: string) => {
+      let trimming = trims.get(inbox)
+      if (!trimming) {
         const own = store.inbox(inbox)
-        trims.set(inbox, (run = coalesced(() => store.exclusive(`eviction:${inbox}`, () => trim(own, cap)))))
+        trims.set(inbox, (trimming = { run: coalesced(() => store.exclusive(`eviction:${inbox}`, () => trim(own, cap))), waiting: 0 }))
       }
-      return run()
+      trimming.waiting++
+      try {
+        return await trimming.run()
+      } finally {
+        if (--trimming.waiting === 0) trims.delete(inbox)
+      }
     }
     // Once every plugin is set up, whichever restored a backlog.
     hooks.hook('server:ready', async () => {

@@ -92,7 +92,7 @@ function insertionPoint(list: Entry[], at: number): number {
  * content is read from there when asked for, and its text when a word is
  * first searched for.
  */
-function memoryInbox(spool: Spool) {
+function memoryInbox(spool: Spool, name: string) {
   const byId = new Map<string, Entry>()
   /** Arrival order, with removed entries left as tombstones until compacted. */
   let arrival: Entry[] = []
@@ -102,8 +102,9 @@ function memoryInbox(spool: Spool) {
   let inTimeOrder = true
   /** Entries by time of receipt, kept once mail stopped arriving in time order. */
   let sorted: Entry[] | undefined
-  const recentEmails = new Map<string, Email>()
-  const kept = keptContent<Entry>(() => byId.values())
+  // Made when first needed: most inboxes never restore mail, and many are never read from one by one.
+  let recentEmails: Map<string, Email> | undefined
+  let kept: ReturnType<typeof keptContent<Entry>> | undefined
 
   const compact = () => {
     if (tombstones === 0) return
@@ -158,11 +159,12 @@ function memoryInbox(spool: Spool) {
    */
   const fullRecord = async (entry: Entry, packed?: { bytes: Buffer | undefined }): Promise<Email | undefined> => {
     const id = entry.summary.id
-    let email = recentEmails.get(id)
-    if (email) recentEmails.delete(id)
-    else if (entry.kept) email = await kept.record(entry, entry.kept)
+    let email = recentEmails?.get(id)
+    if (email) recentEmails!.delete(id)
+    else if (entry.kept) email = await kept!.record(entry, entry.kept)
     else if (entry.packed) email = unpack(entry, packed ? packed.bytes : await spooled(entry.packed))
     if (!email || entry.removed) return undefined
+    recentEmails ??= new Map()
     recentEmails.set(id, email)
     if (recentEmails.size > RECENT_EMAILS) recentEmails.delete(recentEmails.keys().next().value!)
     return { ...email, read: entry.summary.read, ...entry.changes }
@@ -170,7 +172,7 @@ function memoryInbox(spool: Spool) {
 
   /** The packed bytes of the entries that have them in the spool, read in as few reads as their places allow. */
   const packedOf = async (entries: Entry[]): Promise<Map<Entry, { bytes: Buffer | undefined }>> => {
-    const inSpool = entries.filter((entry) => entry.packed && !entry.removed && !recentEmails.has(entry.summary.id))
+    const inSpool = entries.filter((entry) => entry.packed && !entry.removed && !recentEmails?.has(entry.summary.id))
     const read = await spool.readMany(inSpool.map((entry) => entry.packed!))
     return new Map(inSpool.map((entry, i) => [entry, { bytes: read[i] }]))
   }
@@ -195,7 +197,7 @@ function memoryInbox(spool: Spool) {
    * compacted; what it held goes at once, so removed mail holds no memory.
    */
   const release = (entry: Entry) => {
-    kept.released(entry)
+    kept?.released(entry)
     if (entry.packed) spool.free(entry.packed)
     if (entry.raw) spool.free(entry.raw)
     entry.removed = true
@@ -259,9 +261,7 @@ function memoryInbox(spool: Spool) {
   const unreadPage = (query: ListQuery) => matching(query, (entry) => !entry.summary.read)
 
   return {
-    get size() {
-      return byId.size
-    },
+    size: () => byId.size,
     /** Time of receipt of the newest message; null when empty. */
     newest(): string | null {
       const first = walk('desc').next()
@@ -270,8 +270,11 @@ function memoryInbox(spool: Spool) {
     async add({ email, raw, prepared }: IncomingMail) {
       requireNew(email.id)
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
+      const summary = toSummary(email)
+      // The inbox's own name, not the copy each arrival was routed with: one string for all its mail.
+      summary.inbox = name
       const entry: Entry = {
-        summary: toSummary(email),
+        summary,
         at: Date.parse(email.time) || 0,
         cc: orNone<Address>(email.cc),
         envelope: email.envelope,
@@ -294,7 +297,9 @@ function memoryInbox(spool: Spool) {
     async restore(mail: KeptMail) {
       requireNew(mail.summary.id)
       const target = keptTarget(mail)
+      target.summary.inbox = name
       insert({ ...target, cc: orNone(target.cc), filenames: orNone(target.filenames), envelope: mail.envelope, removed: false })
+      kept ??= keptContent<Entry>(() => byId.values())
       kept.added()
     },
     summary: async (id: string) => {
@@ -308,14 +313,14 @@ function memoryInbox(spool: Spool) {
     async raw(id: string) {
       const entry = byId.get(id)
       if (!entry) return undefined
-      if (entry.kept) return kept.raw(entry, entry.kept)
+      if (entry.kept) return kept!.raw(entry, entry.kept)
       if (entry.raw) return spooled(entry.raw)
       return entry.packed && (await unpacked(entry, entry.packed))?.raw
     },
     async rawStream(id: string, range?: ByteRange) {
       const entry = byId.get(id)
       if (!entry) return undefined
-      if (entry.kept) return kept.rawStream(entry, entry.kept, range)
+      if (entry.kept) return kept!.rawStream(entry, entry.kept, range)
       if (entry.raw) return spool.stream(entry.raw, range)
       const raw = entry.packed && (await unpacked(entry, entry.packed))?.raw
       return raw && bufferStream(raw, range)
@@ -340,7 +345,7 @@ function memoryInbox(spool: Spool) {
       const entry = byId.get(id)
       if (!entry) return false
       byId.delete(id)
-      recentEmails.delete(id)
+      recentEmails?.delete(id)
       release(entry)
       tombstones++
       if (!entry.summary.read) unread--
@@ -363,7 +368,7 @@ function memoryInbox(spool: Spool) {
       return { items: entries.map((entry) => (entry.json ??= serialize(entry.summary))), total }
     },
     async search({ search, unreadOnly, ...page }: SearchListQuery): Promise<Listing> {
-      if (search.terms.some((term) => term.kind === 'text')) await kept.indexed()
+      if (kept && search.terms.some((term) => term.kind === 'text')) await kept.indexed()
       const matches = compileSearch<Entry>(search, { prefilter: trigramPrefilter })
       return pageOf(await matching(page, (entry) => (!unreadOnly || !entry.summary.read) && matches(entry)))
     },
@@ -395,16 +400,16 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
   const inboxes = new Map<string, MemoryInbox>()
   const spool = createSpool()
   /** What an inbox that holds nothing reads as; never written to. */
-  const empty = memoryInbox(spool)
+  const empty = memoryInbox(spool, '')
   const reading = (inbox: string): MemoryInbox => inboxes.get(inbox) ?? empty
   const writing = (inbox: string): MemoryInbox => {
     let found = inboxes.get(inbox)
-    if (!found) inboxes.set(inbox, (found = memoryInbox(spool)))
+    if (!found) inboxes.set(inbox, (found = memoryInbox(spool, inbox)))
     return found
   }
   /** An inbox emptied by a failed or removing call holds no memory. */
   const dropIfEmpty = (inbox: string) => {
-    if (inboxes.get(inbox)?.size === 0) inboxes.delete(inbox)
+    if (inboxes.get(inbox)?.size() === 0) inboxes.delete(inbox)
   }
   return {
     name: 'memory',
@@ -431,7 +436,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     list: (inbox, query) => reading(inbox).list(query),
     counts: (inbox) => reading(inbox).counts(),
     async inboxes() {
-      return [...inboxes].map(([name, inbox]) => ({ name, total: inbox.size, unread: inbox.unread(), newest: inbox.newest() }))
+      return [...inboxes].map(([name, inbox]) => ({ name, total: inbox.size(), unread: inbox.unread(), newest: inbox.newest() }))
     },
     capabilities: {
       search: (inbox, query) => reading(inbox).search(query),

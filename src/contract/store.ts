@@ -41,7 +41,7 @@ export interface MailStore {
    * rules, inbox keys), beside `default`; shared by every inbox's store.
    */
   readonly declaredInboxes: Set<string>
-  /** The same calls on another inbox (a valid, lower-case name). */
+  /** The same calls on another inbox (a valid, lower-case name); made when asked for, not kept: `default`'s is the one lasting store. */
   inbox(name: string): MailStore
   /**
    * Every inbox: those holding mail, `default` and the declared ones (empty:

@@ -26,16 +26,17 @@ function byNewest(a: InboxInfo, b: InboxInfo): number {
   return a.name < b.name ? -1 : 1
 }
 
-/** The stores of every inbox over one driver; the one returned is `default`'s. */
+/**
+ * The stores of every inbox over one driver; the one returned is `default`'s.
+ * Another inbox's store is made when asked for and not kept: the driver holds
+ * what an inbox is, so an inbox emptied, evicted or only named in a request
+ * costs nothing here once its callers are done with it.
+ */
 export function createMailStore(driver: StorageDriver, hooks: SvcHookable): MailStore {
   const declaredInboxes = new Set<string>()
-  const stores = new Map<string, MailStore>()
-  const inbox = (name: string): MailStore => {
-    let store = stores.get(name)
-    if (!store) stores.set(name, (store = createInboxStore(driver, hooks, name, inbox, declaredInboxes)))
-    return store
-  }
-  return inbox(DEFAULT_INBOX)
+  const inbox = (name: string): MailStore => (name === DEFAULT_INBOX ? defaultStore : createInboxStore(driver, hooks, name, inbox, declaredInboxes))
+  const defaultStore = createInboxStore(driver, hooks, DEFAULT_INBOX, inbox, declaredInboxes)
+  return defaultStore
 }
 
 function createInboxStore(

@@ -14,7 +14,7 @@ import {
   type SortOrder,
   type StorageDriver,
 } from 'svc-mail/kit'
-import { attachmentNames, inlineCount, toEmail, toSummary } from 'svc-mail/kit/mail'
+import { attachmentNames, inlineCount, summaryJson, toEmail, toSummary } from 'svc-mail/kit/mail'
 import { compileSearch, hiddenRecipients } from 'svc-mail/kit/search'
 import { bufferStream, timeSlice } from 'svc-mail/kit/runtime'
 import { mayContain, needleBits } from './filter.js'
@@ -38,7 +38,12 @@ interface Entry extends RestorableEntry {
   raw?: SpoolRecord
   /** The fields set after intake (`update`), over the packed or kept record. */
   changes?: EmailUpdate
-  /** The summary's text in a page (listSerialized), until the summary changes. */
+  /**
+   * The summary's text in a page (listSerialized), until the summary changes.
+   * Made on arrival (summaryJson, the text the store's `serialize` makes of
+   * a summary named after its inbox), off the path of every page: the first
+   * page of an inbox nobody opened yet then serializes nothing.
+   */
   json?: string
 }
 
@@ -267,11 +272,13 @@ function memoryInbox(spool: Spool) {
       const first = walk('desc').next()
       return first.done ? null : first.value.summary.time
     },
-    async add({ email, raw, prepared }: IncomingMail) {
+    async add({ email, raw, prepared }: IncomingMail, inbox: string) {
       requireNew(email.id)
       const { search, filter, packed, rawPacked } = isPackedMail(prepared) ? prepared : prepare(email, raw)
+      const summary = { ...toSummary(email), inbox }
       const entry: Entry = {
-        summary: toSummary(email),
+        summary,
+        json: summaryJson(summary),
         at: Date.parse(email.time) || 0,
         cc: orNone<Address>(email.cc),
         envelope: email.envelope,
@@ -414,7 +421,7 @@ export const memoryDriver = defineStorageDriver((): StorageDriver => {
     },
     async add(inbox, mail) {
       try {
-        await writing(inbox).add(mail)
+        await writing(inbox).add(mail, inbox)
       } finally {
         dropIfEmpty(inbox)
       }

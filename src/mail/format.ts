@@ -84,6 +84,9 @@ export function boundSummary(summary: EmailSummary): EmailSummary {
   return bounded
 }
 
+/** A summary's text in a page of summaries (`GET /api/email/summary`): the bounded summary as JSON. */
+export const summaryJson = (summary: EmailSummary): string => JSON.stringify(boundSummary(summary))
+
 /**
  * The full record from its summary and the rest, fields in the order
  * parseEmail gives them. Parts of a record kept by 3.1 have no `inline`:

@@ -1,6 +1,6 @@
 import type { SvcHookable } from '../contract/hooks.js'
 import type { Email, EmailSummary } from '../contract/types.js'
-import { boundSummary } from '../mail/format.js'
+import { boundSummary, summaryJson } from '../mail/format.js'
 import { readAttachment, streamAttachment } from '../mail/parse.js'
 import { DEFAULT_INBOX } from '../inbox.js'
 import { MailNotFoundError, noEmailWithId, type FoundAttachment, type MailStore } from '../contract/store.js'
@@ -51,8 +51,11 @@ function createInboxStore(
     return record
   }
   const get = async (id: string) => named(await driver.get(name, id))
-  /** A summary's text in a page, as page() gives it; a driver with listSerialized keeps it until the summary changes. */
-  const serializeSummary = (summary: EmailSummary) => JSON.stringify(boundSummary({ ...summary, inbox: name }))
+  /**
+   * A summary's text in a page, as page() gives it; a driver with listSerialized keeps it until the summary changes.
+   * Drivers keep their summaries named after the inbox they were added to: those are not copied to be named.
+   */
+  const serializeSummary = (summary: EmailSummary) => summaryJson(summary.inbox === name ? summary : { ...summary, inbox: name })
   const capabilities = driver.capabilities ?? {}
   const store: MailStore = {
     driver,

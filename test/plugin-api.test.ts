@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { ChildProcess } from 'node:child_process'
 import { io } from 'socket.io-client'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { z } from 'zod'
 import keywordAlerts, { type Alert } from '../docs/examples/keyword-alerts.js'
 import mapStorage from '../docs/examples/map-storage.js'
 import { ConfigError, definePlugin, Svc } from '../src/index.js'
@@ -111,6 +112,35 @@ describe('a plugin with an option, a hook of its own, a Socket.IO event and an M
 
   it('shows its option in GET /api/config', async () => {
     expect(await (await t.api('/api/config')).json()).toMatchObject({ alertWords: ['URGENT', 'invoice'], mcp: true })
+  })
+})
+
+describe('a REST route a plugin adds with services.api.route', () => {
+  it('is validated by its schemas even when a refinement is async (a lookup elsewhere): 400 naming the problem, else the handler', async () => {
+    const known = new Set(['ada'])
+    const lookup = definePlugin({
+      name: 'lookup',
+      setup({ services }) {
+        services.api?.route({
+          method: 'GET',
+          path: '/api/people/:name',
+          summary: 'A person known elsewhere',
+          params: z.object({ name: z.string().refine(async (name) => known.has(name), { error: 'No such person' }) }),
+          query: z.object({ greeting: z.string().default('Hello') }),
+          ok: { description: 'The greeting', schema: z.object({ text: z.string() }) },
+          handler: (_event, { params: { name }, query: { greeting } }) => ({ text: `${greeting}, ${name}` }),
+        })
+      },
+    })
+    const t = await startSvc({ plugins: [lookup] })
+    try {
+      const found = await t.api('/api/people/ada?greeting=Hi')
+      expect([found.status, await found.json()]).toEqual([200, { text: 'Hi, ada' }])
+      const missing = await t.api('/api/people/bob')
+      expect([missing.status, await missing.json()]).toEqual([400, { error: expect.stringContaining('No such person') }])
+    } finally {
+      await t.stop()
+    }
   })
 })
 

@@ -34,11 +34,21 @@ async function readJson(event: H3Event): Promise<unknown> {
   }
 }
 
-async function validate<T extends z.ZodType>(schema: T | undefined, value: () => unknown): Promise<z.output<T>> {
+const outputOf = <T>(result: z.ZodSafeParseResult<T>): T => (result.success ? result.data : fail(400, badRequest(result.error).message))
+
+/**
+ * `value` as `schema` outputs it, else a 400 naming the first problem. Parsed
+ * synchronously, as every built-in schema allows: a promise only for a
+ * plugin's schema with an async refinement.
+ */
+function validate<T extends z.ZodType>(schema: T | undefined, value: unknown): z.output<T> | Promise<z.output<T>> {
   if (!schema) return undefined as z.output<T>
-  const result = await schema.safeParseAsync(await value())
-  if (!result.success) fail(400, badRequest(result.error).message)
-  return result.data
+  try {
+    return outputOf(schema.safeParse(value))
+  } catch (error) {
+    if (error instanceof z.core.$ZodAsyncError) return schema.safeParseAsync(value).then(outputOf)
+    throw error
+  }
 }
 
 /**
@@ -59,9 +69,9 @@ export function defineApiRoute<Params extends z.ZodType, Query extends z.ZodType
     route.method,
     route.path,
     async (event) => {
-      const params = await validate(route.params, () => decodedParams(event))
-      const query = await validate(route.query, () => getQuery(event))
-      const body = await validate(route.body, () => readJson(event))
+      const params = await validate(route.params, route.params && decodedParams(event))
+      const query = await validate(route.query, route.query && getQuery(event))
+      const body = await validate(route.body, route.body && (await readJson(event)))
       return handler(event, { params, query, body })
     },
     { meta: { api: meta satisfies ApiRouteMeta, changesState: route.changesState } satisfies ShellRouteMeta & { api: ApiRouteMeta } },

@@ -14,7 +14,7 @@ import {
   type SortOrder,
   type StorageDriver,
 } from 'svc-mail/kit'
-import { attachmentNames, inlineCount, toEmail, toSummary } from 'svc-mail/kit/mail'
+import { attachmentNames, inlineCount, summaryText, toEmail, toSummary } from 'svc-mail/kit/mail'
 import { compileSearch, hiddenRecipients } from 'svc-mail/kit/search'
 import { bufferStream, timeSlice } from 'svc-mail/kit/runtime'
 import { mayContain, needleBits } from './filter.js'
@@ -38,7 +38,12 @@ interface Entry extends RestorableEntry {
   raw?: SpoolRecord
   /** The fields set after intake (`update`), over the packed or kept record. */
   changes?: EmailUpdate
-  /** The summary's text in a page (listSerialized), until the summary changes. */
+  /**
+   * The summary's text in a page (listSerialized), until the summary changes.
+   * Made on arrival (summaryText, the text the store's `serialize` makes of
+   * a summary named after its inbox), off the path of every page: the first
+   * page of an inbox nobody opened yet then serializes nothing.
+   */
   json?: string
 }
 
@@ -275,6 +280,7 @@ function memoryInbox(spool: Spool, name: string) {
       summary.inbox = name
       const entry: Entry = {
         summary,
+        json: summaryText(summary),
         at: Date.parse(email.time) || 0,
         cc: orNone<Address>(email.cc),
         envelope: email.envelope,

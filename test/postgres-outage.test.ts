@@ -86,6 +86,30 @@ function steadySender(port: number, name: string, replies: Replies) {
 
 const codes = (replies: Replies) => [...replies.values()]
 
+/** A Socket.IO client of `instance`, connected, and the subjects of the `newMail` events it heard. */
+async function newMailOf(instance: TestSvc) {
+  const socket = io(instance.baseUrl, { path: '/socket.io', transports: ['websocket'], reconnection: false })
+  const heard: string[] = []
+  socket.on('newMail', ({ subject }: { subject: string }) => heard.push(subject))
+  await new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('connect_error', reject)).catch((error: unknown) => {
+    socket.close()
+    throw error
+  })
+  return { heard, close: () => void socket.close() }
+}
+
+/** Sends `subject` to the first instance once a second until `heard` holds it, for at most `timeout` ms. */
+const sentUntilHeard = (subject: string, heard: string[], timeout: number) =>
+  expect
+    .poll(
+      async () => {
+        await svc.send({ subject })
+        return heard.includes(subject)
+      },
+      { timeout, interval: 1000 },
+    )
+    .toBe(true)
+
 it('answers 451 and 503 while the database is down, recovers by itself, and loses nothing it acknowledged', async () => {
   const replies: Replies = new Map()
   const senders = [0, 1, 2].map((i) => steadySender(svc.smtpPort, `out${i}`, replies))
@@ -121,22 +145,11 @@ it('answers 451 and 503 while the database is down, recovers by itself, and lose
   for (const subject of acknowledged) expect(stored.has(subject), `acknowledged ${subject} is stored`).toBe(true)
 
   // Live events between instances flow again too: the listening connection came back by itself.
-  const socket = io(other.baseUrl, { path: '/socket.io', transports: ['websocket'], reconnection: false })
+  const live = await newMailOf(other)
   try {
-    const heard: string[] = []
-    socket.on('newMail', ({ subject }: { subject: string }) => heard.push(subject))
-    await new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('connect_error', reject))
-    await expect
-      .poll(
-        async () => {
-          await svc.send({ subject: 'after the outage' })
-          return heard.includes('after the outage')
-        },
-        { timeout: 15_000, interval: 1000 },
-      )
-      .toBe(true)
+    await sentUntilHeard('after the outage', live.heard, 15_000)
   } finally {
-    socket.close()
+    live.close()
   }
 })
 
@@ -144,27 +157,16 @@ it('hears the other instances again within a few seconds once the database is re
   // This instance reaches the database through a relay that can cut it off alone, like a lost network.
   const relay = await countingRelay(url)
   const far = await startSvc({ storage: relay.url })
-  const socket = io(far.baseUrl, { path: '/socket.io', transports: ['websocket'], reconnection: false })
+  const live = await newMailOf(far)
   try {
-    const heard: string[] = []
-    socket.on('newMail', ({ subject }: { subject: string }) => heard.push(subject))
-    await new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('connect_error', reject))
     relay.cut()
     // Nothing asks this instance for anything meanwhile: the attempts are its listening connection's.
     // Six failed ones took the client's own wait before the next beyond 10 s.
     await expect.poll(() => relay.refused(), { timeout: 90_000 }).toBeGreaterThanOrEqual(6)
     relay.restore()
-    await expect
-      .poll(
-        async () => {
-          await svc.send({ subject: 'after the cut' })
-          return heard.includes('after the cut')
-        },
-        { timeout: 5_000, interval: 1000 },
-      )
-      .toBe(true)
+    await sentUntilHeard('after the cut', live.heard, 5_000)
   } finally {
-    socket.close()
+    live.close()
     await far.stop()
     await relay.close()
   }

@@ -35,10 +35,24 @@ export function timedRequest(url, { method = 'GET', keep = true, json = false, o
   })
 }
 
-/** The median of `runs` timed requests, in ms; `url` may be a function of the run's index. */
-export async function medianLatency(url, runs, options) {
+/**
+ * Requests made, unmeasured, before a median's timed ones. A running svc
+ * serves from code V8 has optimized; right after start-up its request path
+ * is still being compiled, and a route's answer costs up to twice as much
+ * for its first few hundred requests.
+ */
+export const WARMUP_REQUESTS = 1000
+
+/**
+ * The median of `runs` timed requests, in ms, after `warmup` unmeasured ones
+ * of the same kind. `url` may be a function of the request's index: the
+ * warm-up asks indexes 0 to warmup - 1, the timed requests the next `runs`.
+ */
+export async function medianLatency(url, runs, { warmup = WARMUP_REQUESTS, ...options } = {}) {
+  const urlOf = typeof url === 'function' ? url : () => url
+  for (let i = 0; i < warmup; i++) await timedRequest(urlOf(i), options)
   const times = []
-  for (let i = 0; i < runs; i++) times.push((await timedRequest(typeof url === 'function' ? url(i) : url, options)).ms)
+  for (let i = warmup; i < warmup + runs; i++) times.push((await timedRequest(urlOf(i), options)).ms)
   return median(times)
 }
 

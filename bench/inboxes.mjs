@@ -20,5 +20,8 @@ export async function inboxesTotal(svc) {
   return items.reduce((sum, item) => sum + item.total, 0)
 }
 
-/** A different inbox for each of the timed requests, so no page is the one just read. */
+/** A different inbox for each request (while there are inboxes left), so no page is one read before. */
 export const someInbox = ({ inboxes }) => (i) => inboxName((i * 37) % inboxes)
+
+/** How many of a scenario's inboxes warm its request path up, leaving `timed` of them never read for the timed requests. */
+export const firstVisitsBefore = ({ inboxes }, timed) => Math.max(0, inboxes - timed)

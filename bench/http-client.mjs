@@ -38,10 +38,11 @@ export function timedRequest(url, { method = 'GET', keep = true, json = false, o
 /**
  * Requests made, unmeasured, before a median's timed ones. A running svc
  * serves from code V8 has optimized; right after start-up its request path
- * is still being compiled, and a route's answer costs up to twice as much
- * for its first few hundred requests.
+ * is still being compiled. The cached HTML check, timed in blocks of 250 from
+ * start-up, cost svc 400-600 µs of CPU a request until about the 2,000th,
+ * 120-360 µs after (docs/benchmark.md).
  */
-export const WARMUP_REQUESTS = 1000
+export const WARMUP_REQUESTS = 2000
 
 /**
  * The median of `runs` timed requests, in ms, after `warmup` unmeasured ones

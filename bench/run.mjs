@@ -90,6 +90,10 @@ const MEASURES = [
   { key: 'inboxesList', label: `GET /api/inboxes (${SIZE.inboxes} inboxes), median`, unit: 'ms', target: 5, better: 'lower' },
   { key: 'inboxesRssRatio', label: `RSS of them / the same messages in one inbox, each idle ${SIZE.settleSeconds} s`, unit: '×', target: 1.05, better: 'lower' },
   { key: 'inboxesRssRatioAt1s', label: 'The same, read 1 s after the fill', unit: '×', better: 'lower' },
+  { key: 'inboxesRss', label: `RSS of them, idle ${SIZE.settleSeconds} s`, unit: 'MiB', better: 'lower' },
+  { key: 'inboxesRssAt1s', label: 'RSS of them, 1 s after the fill', unit: 'MiB', better: 'lower' },
+  { key: 'inboxesRssOne', label: `RSS of the same messages in one inbox, idle ${SIZE.settleSeconds} s`, unit: 'MiB', better: 'lower' },
+  { key: 'inboxesRssOneAt1s', label: 'RSS of the same messages in one inbox, 1 s after the fill', unit: 'MiB', better: 'lower' },
   { key: 'hostileHealthzMax2', label: 'GET /api/healthz while a 2 MiB message of hostile HTML is received, slowest', unit: 'ms', target: 100, better: 'lower' },
   { key: 'hostileHealthzP99_2', label: 'The same, p99', unit: 'ms', better: 'lower' },
   { key: 'hostileHealthzMax17', label: 'GET /api/healthz while a 17 MiB message of hostile HTML is received, slowest', unit: 'ms', target: 100, better: 'lower' },
@@ -463,6 +467,10 @@ async function inboxes() {
       inboxesList: spread.list,
       inboxesRssRatio: spread.rssSettled / single.rssSettled,
       inboxesRssRatioAt1s: spread.rss / single.rss,
+      inboxesRss: spread.rssSettled / MiB,
+      inboxesRssAt1s: spread.rss / MiB,
+      inboxesRssOne: single.rssSettled / MiB,
+      inboxesRssOneAt1s: single.rss / MiB,
     }
   } finally {
     await many.stop()

@@ -75,6 +75,8 @@ export async function startSvc(args = [], { nodeArgs = [] } = {}) {
       return response.json()
     },
     rss: () => memoryOf(child.pid),
+    /** What svc wrote to stderr so far. */
+    stderr: () => stderr,
     async stop() {
       child.kill('SIGTERM')
       await exited

@@ -41,14 +41,14 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * Starts svc and resolves once `/api/healthz` answers. `ready` is the time
- * from spawn to healthy, in ms.
+ * from spawn to healthy, in ms. `nodeArgs` go to Node, before svc's own.
  */
-export async function startSvc(args = []) {
+export async function startSvc(args = [], { nodeArgs = [] } = {}) {
   const [smtpPort, webPort] = [await freePort(), await freePort()]
   const started = performance.now()
   const child = spawn(
     process.execPath,
-    [BIN, '--smtp', String(smtpPort), '--web', String(webPort), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--silent', ...args],
+    [...nodeArgs, BIN, '--smtp', String(smtpPort), '--web', String(webPort), '--ip', '127.0.0.1', '--web-ip', '127.0.0.1', '--silent', ...args],
     { stdio: ['ignore', 'ignore', 'pipe'] },
   )
   let stderr = ''
@@ -75,6 +75,8 @@ export async function startSvc(args = []) {
       return response.json()
     },
     rss: () => memoryOf(child.pid),
+    /** What svc wrote to stderr so far. */
+    stderr: () => stderr,
     async stop() {
       child.kill('SIGTERM')
       await exited

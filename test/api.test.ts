@@ -59,6 +59,17 @@ describe('GET /api/email/summary', () => {
     expect((await summary('?limit=999999999')).limit).toBe(200)
   })
 
+  it('answers HEAD with the Content-Length and Content-Type of the page a GET gets, and no body', async () => {
+    const got = await t.api('/api/email/summary')
+    const bytes = String(Buffer.byteLength(await got.text()))
+    expect(got.headers.get('content-length')).toBe(bytes)
+    const head = await t.api('/api/email/summary', { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-length')).toBe(bytes)
+    expect(head.headers.get('content-type')).toBe(got.headers.get('content-type'))
+    expect(await head.text()).toBe('')
+  })
+
   it('searches subject, participants and body, case-insensitively; totals ignore search', async () => {
     expect(subjects((await summary('?search=alpha')).items)).toEqual(['Alpha report'])
     expect(subjects((await summary('?search=zEbRa')).items)).toEqual(['Alpha report'])

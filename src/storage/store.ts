@@ -187,7 +187,7 @@ function createInboxStore(
       const listQuery = boundedQuery(query)
       if ('search' in listQuery || !capabilities.listSerialized) return JSON.stringify(await store.page(query))
       const { items, total, counts = await driver.counts(name) } = await capabilities.listSerialized(name, listQuery, serializeSummary)
-      return `{"items":[${items.join(',')}],${JSON.stringify(pageTotals(listQuery, total, counts)).slice(1)}`
+      return joinedFlat('{"items":[', items, `],${JSON.stringify(pageTotals(listQuery, total, counts)).slice(1)}`)
     },
     counts: () => driver.counts(name),
     async oldest(count) {
@@ -247,6 +247,19 @@ function boundedQuery({ skip, limit, search, sort = 'desc', unreadOnly = false }
   const bounded: ListQuery = { skip: wholeNumber(skip, 0), limit: Math.min(wholeNumber(limit, SUMMARY_LIMIT_DEFAULT), SUMMARY_LIMIT_MAX), sort, unreadOnly }
   const parsed = typeof search === 'string' ? parseSearch(search) : search
   return parsed && parsed.terms.length > 0 ? { ...bounded, search: parsed } : bounded
+}
+
+/**
+ * `prefix`, the texts separated by commas, then `suffix`, made by one join:
+ * a string made flat at once. The texts joined and then wrapped were a
+ * string of parts, copied whole again by the first reader of its bytes.
+ */
+function joinedFlat(prefix: string, texts: readonly string[], suffix: string): string {
+  if (texts.length === 0) return prefix + suffix
+  const parts = texts.slice()
+  parts[0] = prefix + parts[0]
+  parts[parts.length - 1] += suffix
+  return parts.join(',')
 }
 
 /** A page's fields beside its items, in the order page() gives them. */

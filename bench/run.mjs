@@ -459,7 +459,8 @@ async function inboxes() {
     const inbox = spread ? someInbox(SIZE) : () => 'default'
     const summary = await medianLatency((i) => `${svc.baseUrl}/api/inboxes/${inbox(i)}/email/summary`, 200, spread ? { warmup: firstVisitsBefore(SIZE, 200) } : undefined)
     const list = await medianLatency(`${svc.baseUrl}/api/inboxes`, 50)
-    return { rate, rss, healthz, summary, list, ...(await heldMemory(svc).then(({ held, rss }) => ({ held, rssHeld: rss }))) }
+    const { held, rss: rssHeld } = await heldMemory(svc)
+    return { rate, rss, healthz, summary, list, held, rssHeld }
   }
   const one = await startSvc([], COLLECTABLE)
   let single
